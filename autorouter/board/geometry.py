@@ -1,0 +1,85 @@
+"""Shapely outlines of pads, tracks and board graphics, in board coordinates (mm)."""
+from __future__ import annotations
+
+import math
+
+import shapely
+from shapely import affinity
+from shapely.geometry import LineString, Point, Polygon, box
+from shapely.geometry.base import BaseGeometry
+
+ARC_STEPS = 16   # segments per arc or circle: fine enough for clearance checks at 0.01 mm
+
+
+def rotate_xy(px: float, py: float, angle_deg: float) -> tuple[float, float]:
+    """KiCad rotation of a local offset (y down, positive angle turns counter-clockwise on screen)."""
+    t = math.radians(angle_deg)
+    return px * math.cos(t) + py * math.sin(t), -px * math.sin(t) + py * math.cos(t)
+
+
+def place(local: BaseGeometry, x: float, y: float, angle_deg: float) -> BaseGeometry:
+    """Move a shape drawn around the origin to (x, y), turned by KiCad's angle."""
+    # shapely rotates counter-clockwise in a y-up frame; in KiCad's y-down frame that is the opposite sense
+    turned = affinity.rotate(local, -angle_deg, origin=(0, 0)) if angle_deg else local
+    return affinity.translate(turned, x, y)
+
+
+def roundrect(w: float, h: float, radius: float) -> BaseGeometry:
+    r = max(0.0, min(radius, w / 2, h / 2))
+    if r <= 1e-9:
+        return box(-w / 2, -h / 2, w / 2, h / 2)
+    return box(-w / 2 + r, -h / 2 + r, w / 2 - r, h / 2 - r).buffer(r, quad_segs=ARC_STEPS // 4)
+
+
+def oval(w: float, h: float) -> BaseGeometry:
+    if abs(w - h) < 1e-9:
+        return Point(0, 0).buffer(w / 2, quad_segs=ARC_STEPS // 4)
+    if w > h:
+        d = (w - h) / 2
+        return LineString([(-d, 0), (d, 0)]).buffer(h / 2, quad_segs=ARC_STEPS // 4)
+    d = (h - w) / 2
+    return LineString([(0, -d), (0, d)]).buffer(w / 2, quad_segs=ARC_STEPS // 4)
+
+
+def arc_points(start, mid, end, steps: int = ARC_STEPS) -> list[tuple[float, float]]:
+    """Points along the circular arc through start, mid and end."""
+    (x1, y1), (x2, y2), (x3, y3) = start, mid, end
+    d = 2 * (x1 * (y2 - y3) + x2 * (y3 - y1) + x3 * (y1 - y2))
+    if abs(d) < 1e-12:
+        return [start, end]
+    ux = ((x1 * x1 + y1 * y1) * (y2 - y3) + (x2 * x2 + y2 * y2) * (y3 - y1) + (x3 * x3 + y3 * y3) * (y1 - y2)) / d
+    uy = ((x1 * x1 + y1 * y1) * (x3 - x2) + (x2 * x2 + y2 * y2) * (x1 - x3) + (x3 * x3 + y3 * y3) * (x2 - x1)) / d
+    r = math.hypot(x1 - ux, y1 - uy)
+    a1, a2, a3 = (math.atan2(p[1] - uy, p[0] - ux) for p in (start, mid, end))
+    sweep = (a3 - a1) % (2 * math.pi)
+    if not ((a2 - a1) % (2 * math.pi)) <= sweep:
+        sweep -= 2 * math.pi
+    n = max(2, int(abs(sweep) / (2 * math.pi) * 4 * steps))
+    return [(ux + r * math.cos(a1 + sweep * i / n), uy + r * math.sin(a1 + sweep * i / n)) for i in range(n + 1)]
+
+
+def track_body(track) -> BaseGeometry:
+    if track.mid is not None:
+        line = LineString(arc_points(track.start, track.mid, track.end))
+    elif track.start == track.end:
+        return Point(track.start).buffer(track.width / 2, quad_segs=ARC_STEPS // 4)
+    else:
+        line = LineString([track.start, track.end])
+    return line.buffer(track.width / 2, quad_segs=ARC_STEPS // 4)
+
+
+def circle(x: float, y: float, r: float) -> BaseGeometry:
+    return Point(x, y).buffer(r, quad_segs=ARC_STEPS // 4)
+
+
+def stroke(points, width: float) -> BaseGeometry:
+    """A drawn line of the given width (0 width: a hairline, still copper of 0 area)."""
+    return LineString(points).buffer(max(width, 1e-3) / 2, quad_segs=ARC_STEPS // 4)
+
+
+def filled_or_stroked(poly_points, width: float, filled: bool) -> BaseGeometry:
+    ring = list(poly_points) + [poly_points[0]]
+    body = stroke(ring, width)
+    if filled and len(poly_points) >= 3:
+        body = shapely.union(body, Polygon(poly_points).buffer(0))
+    return body

@@ -1,0 +1,118 @@
+"""Every tunable of the router, in one frozen dataclass.
+
+config.yaml (at the top of the repository) documents each field; CLI flags and the KiCad plugin override it. The
+algorithm never reads the environment: whatever it needs arrives in a RouterConfig.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+
+class ConfigError(ValueError):
+    """A configuration value is unknown or out of range (message names the key and the allowed range)."""
+
+
+@dataclass(frozen=True)
+class RouterConfig:
+    # Lattice pitch in mm; 0 picks it from the design rules (half of the narrowest track + clearance).
+    pitch: float = 0.0
+    # Upper bound on lattice nodes (layers x rows x cols); the automatic pitch grows until the lattice fits.
+    max_lattice_nodes: int = 6_000_000
+    # Smallest automatic pitch in mm (finer costs time without helping on the boards we know).
+    min_pitch: float = 0.1
+    # Extra margin in mm added to every clearance, so rounding never lands a track exactly on the limit.
+    clearance_margin: float = 0.01
+    # Margin in mm around a connection's pins that bounds its region of interest (ROI); larger finds detours.
+    roi_margin: float = 4.0
+    # Connections searched together in one engine call (a batch of ROIs); larger is faster, smaller converges sooner.
+    batch_size: int = 16
+    # Cost of a via, in lattice steps; higher gives fewer vias and longer tracks.
+    via_cost: float = 8.0
+    # Cost multiplier for a step against a layer's preferred direction (F.Cu horizontal, then alternating).
+    wrong_way_cost: float = 1.5
+    # Near-far bucket width in lattice steps: larger means fewer threshold advances, more re-relaxation.
+    delta: float = 8.0
+    # How far from a pad, in lattice steps, portal nodes are looked for.
+    portal_radius: int = 4
+    # PathFinder: iterations before giving up on shared resources.
+    max_iterations: int = 40
+    # PathFinder: present-congestion factor of the first iteration, and its growth per iteration.
+    pres_fac_initial: float = 0.5
+    pres_fac_mult: float = 1.6
+    # PathFinder: history cost added per iteration to every overused node.
+    hist_fac: float = 0.4
+    # Stop routing after this many seconds and write the best result (0: no limit).
+    time_limit: float = 0.0
+    # Search engine: auto (GPU when CuPy and a device are present), cpu or gpu.
+    backend: str = "auto"
+    # Design rules used when the board has no .kicad_pro (mm).
+    default_track_width: float = 0.25
+    default_clearance: float = 0.2
+    default_via_diameter: float = 0.6
+    default_via_drill: float = 0.3
+
+    def __post_init__(self):
+        checks = {
+            "pitch": (self.pitch == 0 or 0.02 <= self.pitch <= 5, "0 (auto) or 0.02 .. 5 mm"),
+            "max_lattice_nodes": (10_000 <= self.max_lattice_nodes <= 2_000_000_000, "10000 .. 2e9"),
+            "min_pitch": (0.02 <= self.min_pitch <= 5, "0.02 .. 5 mm"),
+            "clearance_margin": (0 <= self.clearance_margin <= 0.5, "0 .. 0.5 mm"),
+            "roi_margin": (0 <= self.roi_margin <= 1000, "0 .. 1000 mm"),
+            "batch_size": (1 <= self.batch_size <= 4096, "1 .. 4096"),
+            "via_cost": (0 < self.via_cost <= 1000, "> 0 and <= 1000"),
+            "wrong_way_cost": (1 <= self.wrong_way_cost <= 100, "1 .. 100"),
+            "delta": (0 < self.delta <= 1e6, "> 0"),
+            "portal_radius": (1 <= self.portal_radius <= 50, "1 .. 50"),
+            "max_iterations": (1 <= self.max_iterations <= 10_000, "1 .. 10000"),
+            "pres_fac_initial": (0 <= self.pres_fac_initial <= 1e6, "0 .. 1e6"),
+            "pres_fac_mult": (1 <= self.pres_fac_mult <= 100, "1 .. 100"),
+            "hist_fac": (0 <= self.hist_fac <= 1e6, "0 .. 1e6"),
+            "time_limit": (self.time_limit >= 0, ">= 0 seconds"),
+            "backend": (self.backend in ("auto", "cpu", "gpu"), "auto, cpu or gpu"),
+            "default_track_width": (0 < self.default_track_width <= 10, "> 0 and <= 10 mm"),
+            "default_clearance": (0 < self.default_clearance <= 10, "> 0 and <= 10 mm"),
+            "default_via_diameter": (0 < self.default_via_diameter <= 10, "> 0 and <= 10 mm"),
+            "default_via_drill": (0 < self.default_via_drill < self.default_via_diameter,
+                                  "> 0 and < default_via_diameter"),
+        }
+        for key, (ok, allowed) in checks.items():
+            if not ok:
+                raise ConfigError(f"config value {key}={getattr(self, key)!r} is out of range (allowed: {allowed})")
+
+    def replace(self, **changes) -> "RouterConfig":
+        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def load_config(path: str | Path | None = None, **overrides) -> RouterConfig:
+    """Defaults, then the YAML file (if any), then the non-None overrides."""
+    values: dict = {}
+    if path is not None:
+        import yaml
+
+        try:
+            data = yaml.safe_load(Path(path).read_text())
+        except OSError as e:
+            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+        except yaml.YAMLError as e:
+            raise ConfigError(f"config file {path} is not valid YAML: {str(e).splitlines()[0]}") from None
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {path} must be a mapping of key: value")
+        values.update(data)
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    known = {f.name: f for f in fields(RouterConfig)}
+    typed = {}
+    for key, value in values.items():
+        if key not in known:
+            raise ConfigError(f"unknown config key {key!r} (known: {', '.join(known)})")
+        kind = type(getattr(RouterConfig(), key))
+        try:
+            typed[key] = float(value) if kind is float else int(value) if kind is int else str(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"config value {key}={value!r} is not a {kind.__name__}") from None
+        if kind is int and isinstance(value, float) and value != int(value):
+            raise ConfigError(f"config value {key}={value!r} must be a whole number")
+    return RouterConfig(**typed)
