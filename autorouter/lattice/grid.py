@@ -1,0 +1,85 @@
+"""The 3D routing lattice: layers x rows x cols at one pitch (mm). Node index = (layer * rows + row) * cols + col.
+
+Node (row, col) sits at x = x0 + col * pitch, y = y0 + row * pitch (board coordinates, y down).
+Layer 0 is F.Cu; even layers prefer horizontal steps, odd layers vertical ones.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Lattice:
+    pitch: float
+    x0: float
+    y0: float
+    rows: int
+    cols: int
+    layers: tuple[str, ...]
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return len(self.layers), self.rows, self.cols
+
+    @property
+    def size(self) -> int:
+        return len(self.layers) * self.rows * self.cols
+
+    @property
+    def plane(self) -> int:
+        return self.rows * self.cols
+
+    def xy(self, rows, cols) -> tuple[np.ndarray, np.ndarray]:
+        return self.x0 + np.asarray(cols) * self.pitch, self.y0 + np.asarray(rows) * self.pitch
+
+    def node_xy(self, nodes) -> tuple[np.ndarray, np.ndarray]:
+        _, r, c = self.unravel(nodes)
+        return self.xy(r, c)
+
+    def unravel(self, nodes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        nodes = np.asarray(nodes)
+        layer, rest = np.divmod(nodes, self.plane)
+        row, col = np.divmod(rest, self.cols)
+        return layer, row, col
+
+    def index(self, layer, row, col) -> np.ndarray:
+        return (np.asarray(layer) * self.rows + np.asarray(row)) * self.cols + np.asarray(col)
+
+    def window(self, x_min: float, y_min: float, x_max: float, y_max: float) -> tuple[slice, slice]:
+        """Rows and columns whose nodes lie inside the box (clipped to the lattice)."""
+        c0 = max(0, math.ceil((x_min - self.x0) / self.pitch - 1e-9))
+        c1 = min(self.cols, math.floor((x_max - self.x0) / self.pitch + 1e-9) + 1)
+        r0 = max(0, math.ceil((y_min - self.y0) / self.pitch - 1e-9))
+        r1 = min(self.rows, math.floor((y_max - self.y0) / self.pitch + 1e-9) + 1)
+        return slice(r0, max(r0, r1)), slice(c0, max(c0, c1))
+
+
+def choose_pitch(bounds, n_layers: int, wanted: float, config) -> float:
+    """`wanted` (from the rules) unless the lattice would exceed config.max_lattice_nodes."""
+    x0, y0, x1, y1 = bounds
+    pitch = max(wanted, config.min_pitch)
+    area = max((x1 - x0) * (y1 - y0), 1e-6)
+    fits = math.sqrt(area * n_layers / config.max_lattice_nodes)
+    return max(pitch, fits)
+
+
+def make_lattice(bounds, layers, pitch: float) -> Lattice:
+    x0, y0, x1, y1 = bounds
+    cols = int(math.floor((x1 - x0) / pitch)) + 1
+    rows = int(math.floor((y1 - y0) / pitch)) + 1
+    # centre the lattice on the board so the margins at both edges are equal
+    x0 += ((x1 - x0) - (cols - 1) * pitch) / 2
+    y0 += ((y1 - y0) - (rows - 1) * pitch) / 2
+    return Lattice(pitch, x0, y0, rows, cols, tuple(layers))
+
+
+def disc_offsets(radius_mm: float, pitch: float) -> np.ndarray:
+    """(drow, dcol) of every node strictly closer than radius_mm to the origin node, as an (n, 2) int array."""
+    reach = int(math.ceil(radius_mm / pitch))
+    d = np.arange(-reach, reach + 1)
+    dr, dc = np.meshgrid(d, d, indexing="ij")
+    inside = (dr * dr + dc * dc) * pitch * pitch < radius_mm * radius_mm - 1e-9
+    return np.stack([dr[inside], dc[inside]], axis=1)

@@ -1,0 +1,62 @@
+"""The search interface: a batch of K regions of interest (ROIs) in, one shortest path per ROI out.
+
+Each ROI is a box of the lattice (layers x rows x cols) with three integer cost arrays: the cost of entering a node
+by a step along its row (a column change), along its column (a row change), or from the layer above or below (a via).
+BLOCKED marks a move that does not exist. Sources carry start costs (portals on several layers, the net's tree so
+far at 0); sinks carry the cost of their stub to the pad. The search is exact: it stops only when every sink is settled,
+and each node's parent is the lowest-index predecessor on a shortest path, so every engine returns the same routes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+BLOCKED = np.int64(1 << 40)      # a move cost that means "no such move"
+NO_PARENT = 0xFFFFFFFF
+
+
+@dataclass
+class RoiRequest:
+    shape: tuple[int, int, int]          # (layers, rows, cols) of the box
+    cost_col: np.ndarray                 # int64 (L, R, C): enter by a column step
+    cost_row: np.ndarray                 # int64 (L, R, C): enter by a row step
+    cost_via: np.ndarray                 # int64 (L, R, C): enter from an adjacent layer
+    sources: np.ndarray                  # int64 local flat indices
+    source_cost: np.ndarray              # int64
+    sinks: np.ndarray                    # int64 local flat indices
+    sink_cost: np.ndarray                # int64
+
+
+@dataclass
+class RoiResult:
+    path: np.ndarray | None              # local flat indices, source first, sink last; None when unreachable
+    cost: int                            # distance to the chosen sink plus its stub cost
+    sink: int                            # position in the request's sink list (-1 when unreachable)
+    rounds: int                          # relaxation rounds the search took
+    dist: np.ndarray | None = None       # (L*R*C,) distances, only when asked for (tests)
+
+
+class SearchEngine(Protocol):
+    name: str
+
+    def search(self, requests: list[RoiRequest], keep_dist: bool = False) -> list[RoiResult]:
+        ...
+
+
+def make_engine(backend: str, delta: int):
+    """The engine for `backend` ('cpu', 'gpu' or 'auto') and a note for the report (None when as asked)."""
+    from .cpu import CpuEngine
+    if backend == "cpu":
+        return CpuEngine(delta), None
+    try:
+        from .gpu import GpuEngine, gpu_available
+    except ImportError:
+        GpuEngine, gpu_available = None, lambda: (False, "no GPU engine in this build")
+    ok, why = gpu_available()
+    if ok:
+        return GpuEngine(delta), None
+    if backend == "gpu":
+        raise RuntimeError(f"--backend gpu: {why}")
+    return CpuEngine(delta), f"GPU not used ({why}); searching on the CPU"
