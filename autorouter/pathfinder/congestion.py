@@ -1,0 +1,138 @@
+"""Occupancy of the lattice and the footprint of a routed net, with symmetric add and remove.
+
+A routed net covers the nodes where another net's track centre-line, or another net's via centre, may not be:
+discs around its track nodes and vias (on every layer for a via), and around its pad stubs. Radii use the largest
+clearance and the other side's largest width, so two covers never both miss a real clearance violation. A route is
+legal when none of its track nodes and vias lies in another net's cover: occupancy 1 (its own) at each.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..lattice.grid import Lattice, disc_offsets
+
+
+@dataclass
+class Radii:
+    """Cover radii in mm for one net class: track over track, track over via, via over track, via over via."""
+    track_track: float
+    track_via: float
+    via_track: float
+    via_via: float
+
+
+def class_radii(cls, rules, margin: float) -> Radii:
+    clr = rules.max_clearance
+    w_max = max(c.track_width for c in rules.classes.values())
+    via_max = max(c.via_diameter for c in rules.classes.values())
+    drill_max = max(c.via_drill for c in rules.classes.values())
+    via_via = max(cls.via_diameter / 2 + clr + via_max / 2, cls.via_drill / 2 + rules.hole_to_hole + drill_max / 2)
+    return Radii(cls.track_width / 2 + clr + w_max / 2 + margin, cls.track_width / 2 + clr + via_max / 2 + margin,
+                 cls.via_diameter / 2 + clr + w_max / 2 + margin, via_via + margin)
+
+
+@dataclass
+class NetRoute:
+    """One net's routed geometry on the lattice."""
+    paths: list[np.ndarray] = field(default_factory=list)          # flat node indices, one array per connection
+    stubs: list[tuple[int, tuple[float, float], tuple[float, float]]] = field(default_factory=list)  # layer, pad, node
+    failed: list[str] = field(default_factory=list)                # reasons, one per failed connection
+    cover_track: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cover_via: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    def nodes(self) -> np.ndarray:
+        return np.unique(np.concatenate(self.paths)) if self.paths else np.zeros(0, np.int64)
+
+    def via_sites(self, lattice: Lattice) -> np.ndarray:
+        """Flat (row, col) indices of the vias: where a path changes layer."""
+        sites = []
+        for p in self.paths:
+            if p.size > 1:
+                hop = np.flatnonzero(np.abs(np.diff(p)) == lattice.plane)
+                sites.append(p[hop] % lattice.plane)
+        return np.unique(np.concatenate(sites)) if sites else np.zeros(0, np.int64)
+
+
+class Occupancy:
+    def __init__(self, lattice: Lattice):
+        self.lattice = lattice
+        self.track = np.zeros(lattice.size, np.int32)
+        self.via = np.zeros(lattice.plane, np.int32)
+        self.hist_track = np.zeros(lattice.size, np.float32)
+        self.hist_via = np.zeros(lattice.plane, np.float32)
+        self._discs: dict[float, np.ndarray] = {}
+
+    def disc(self, radius: float) -> np.ndarray:
+        if radius not in self._discs:
+            self._discs[radius] = disc_offsets(radius, self.lattice.pitch)
+        return self._discs[radius]
+
+    def footprint(self, route: NetRoute, radii: Radii) -> None:
+        """Fill route.cover_track (flat nodes) and route.cover_via (flat row/col) from its paths, vias and stubs."""
+        lat = self.lattice
+        nodes, sites = route.nodes(), route.via_sites(lat)
+        layer, row, col = lat.unravel(nodes)
+        srow, scol = np.divmod(sites, lat.cols)
+        all_layers = np.arange(len(lat.layers))
+        track = [spread(lat, layer, row, col, self.disc(radii.track_track)),
+                 spread(lat, None, srow, scol, self.disc(radii.via_track), all_layers)]
+        via = [spread(lat, None, row, col, self.disc(radii.track_via)),
+               spread(lat, None, srow, scol, self.disc(radii.via_via))]
+        for l, a, b in route.stubs:
+            track.append(near_segment(lat, l, a, b, radii.track_track))
+            via.append(near_segment(lat, None, a, b, radii.track_via))
+        route.cover_track = np.unique(np.concatenate(track))
+        route.cover_via = np.unique(np.concatenate(via))
+
+    def add(self, route: NetRoute, sign: int) -> None:
+        self.track[route.cover_track] += sign
+        self.via[route.cover_via] += sign
+
+    def conflicts(self, route: NetRoute) -> int:
+        """Track nodes and vias of the route that lie in another net's cover."""
+        nodes = route.nodes()
+        sites = route.via_sites(self.lattice)
+        return int((self.track[nodes] > 1).sum() + (self.via[sites] > 1).sum())
+
+    def add_history(self, routes, hist_fac: float) -> int:
+        """Raise the history cost of every shared node; return how many are shared."""
+        nodes = np.unique(np.concatenate([r.nodes() for r in routes] or [np.zeros(0, np.int64)]))
+        sites = np.unique(np.concatenate([r.via_sites(self.lattice) for r in routes] or [np.zeros(0, np.int64)]))
+        over_t = nodes[self.track[nodes] > 1]
+        over_v = sites[self.via[sites] > 1]
+        self.hist_track[over_t] += hist_fac * (self.track[over_t] - 1)
+        self.hist_via[over_v] += hist_fac * (self.via[over_v] - 1)
+        return int(over_t.size + over_v.size)
+
+
+def spread(lat: Lattice, layer, row, col, offsets: np.ndarray, layers=None) -> np.ndarray:
+    """Flat indices of the nodes at `offsets` around each (row, col): on `layer` per node, on `layers`, or, with
+    both None, flat (row, col) indices of the plane."""
+    if row.size == 0 or offsets.size == 0:
+        return np.zeros(0, np.int64)
+    r = (row[:, None] + offsets[None, :, 0]).ravel()
+    c = (col[:, None] + offsets[None, :, 1]).ravel()
+    inside = (r >= 0) & (r < lat.rows) & (c >= 0) & (c < lat.cols)
+    flat = r[inside] * lat.cols + c[inside]
+    if layer is not None:
+        l = np.repeat(layer, len(offsets))[inside]
+        return l * lat.plane + flat
+    flat = np.unique(flat)
+    if layers is not None:
+        return (layers[:, None] * lat.plane + flat[None, :]).ravel()
+    return flat
+
+
+def near_segment(lat: Lattice, layer, a, b, radius: float) -> np.ndarray:
+    """Nodes closer than radius to segment a-b: on `layer`, or flat (row, col) indices when layer is None."""
+    (ax, ay), (bx, by) = a, b
+    rows, cols = lat.window(min(ax, bx) - radius, min(ay, by) - radius, max(ax, bx) + radius, max(ay, by) + radius)
+    rr, cc = np.mgrid[rows, cols]
+    x, y = lat.xy(rr.ravel(), cc.ravel())
+    dx, dy = bx - ax, by - ay
+    t = np.clip(((x - ax) * dx + (y - ay) * dy) / max(dx * dx + dy * dy, 1e-12), 0, 1)
+    inside = np.hypot(x - (ax + t * dx), y - (ay + t * dy)) < radius
+    flat = rr.ravel()[inside] * lat.cols + cc.ravel()[inside]
+    return flat if layer is None else layer * lat.plane + flat

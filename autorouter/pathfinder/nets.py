@@ -1,0 +1,91 @@
+"""What there is to route: per net, its pins (pads already joined by existing copper form one pin), their portals,
+and the order in which they join the net (breadth-first over the Borůvka tree)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from shapely.strtree import STRtree
+
+from ..board.geometry import circle
+from ..board.model import Board, Pad
+from ..board.rules import DesignRules, NetClassRules
+from ..lattice.grid import Lattice
+from ..lattice.obstacles import Profile
+from ..lattice.portals import Portals, pin_portals
+from ..mst import boruvka, complete_edges, connection_order
+
+
+@dataclass
+class Pin:
+    pads: list[Pad]
+    portals: Portals
+
+
+@dataclass
+class NetTask:
+    net: int
+    name: str
+    rules: NetClassRules
+    profile: Profile
+    pins: list[Pin]                      # in connection order: pins[0] is the root
+    blocked: list[str] = field(default_factory=list)     # pads with no portal
+
+    @property
+    def connections(self) -> int:
+        return max(0, len(self.pins) - 1)
+
+
+def pad_clusters(board: Board, net: int, pads: list[Pad]) -> list[list[Pad]]:
+    """Group the net's pads that existing tracks and vias already join (all in one group per copper island)."""
+    tracks = [t for t in board.tracks if t.net == net]
+    vias = [v for v in board.vias if v.net == net]
+    if not tracks and not vias:
+        return [[p] for p in pads]
+    shapes = [p.outline for p in pads] + [t.body() for t in tracks] + [circle(v.x, v.y, v.diameter / 2) for v in vias]
+    layers = [set(p.layers) for p in pads] + [{t.layer} for t in tracks] + [set(v.layers) for v in vias]
+    parent = list(range(len(shapes)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    a, b = STRtree(shapes).query(shapes, predicate="intersects")
+    for i, j in zip(a.tolist(), b.tolist()):
+        if i < j and layers[i] & layers[j]:
+            parent[root(i)] = root(j)
+    groups: dict[int, list[Pad]] = {}
+    for i, pad in enumerate(pads):
+        groups.setdefault(root(i), []).append(pad)
+    return list(groups.values())
+
+
+def build_tasks(board: Board, rules: DesignRules, profiles: dict[str, Profile], lattice: Lattice, config,
+                only: set[str] | None = None) -> list[NetTask]:
+    layer_index = {name: i for i, name in enumerate(board.copper_layers)}
+    tasks = []
+    names = board.net_names
+    for net, pads in sorted(board.pads_by_net().items()):
+        name = names.get(net, str(net))
+        if only is not None and name not in only:
+            continue
+        pads = [p for p in pads if p.layers]
+        clusters = pad_clusters(board, net, pads)
+        if len(clusters) < 2:
+            continue
+        cls = rules.for_net(net)
+        profile = profiles[cls.name]
+        points = np.array([(p.x, p.y) for group in clusters for p in group])
+        labels = np.repeat(np.arange(len(clusters)), [len(g) for g in clusters])
+        u, v, w = complete_edges(points, labels)
+        order = connection_order(len(clusters), u, v, boruvka(len(clusters), u, v, w))
+        pins, blocked = [], []
+        for i in order:
+            portals = pin_portals(clusters[i], layer_index, profile, lattice, config.portal_radius)
+            if portals.nodes.size == 0:
+                blocked.append("/".join(p.name for p in clusters[i]))
+            pins.append(Pin(clusters[i], portals))
+        tasks.append(NetTask(net, name, cls, profile, pins, blocked))
+    return tasks

@@ -1,0 +1,199 @@
+"""PathFinder negotiated congestion over batches of connections.
+
+Each iteration reroutes the nets that share resources (all nets in the first): a batch of nets is ripped up, its
+connections are searched together one pin at a time (each from the net's tree so far to its next pin), and the new
+routes are added back. Present congestion grows each iteration and history accumulates on shared nodes, until no node
+is shared or the iteration limit is reached; nets still in conflict then are left unrouted, so the result stays legal.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..search import RoiRequest
+from .congestion import NetRoute, Occupancy, class_radii
+from .costs import roi_costs, stub_cost
+from .nets import NetTask
+
+
+@dataclass
+class Negotiation:
+    routes: dict[int, NetRoute]
+    iterations: int
+    converged: bool
+    dropped: list[int] = field(default_factory=list)       # nets left unrouted because of congestion
+    stopped_early: str = ""                                # why the loop ended before converging
+
+
+@dataclass
+class Context:
+    lattice: object
+    occ: Occupancy
+    engine: object
+    config: object
+    pres: float = 0.0
+
+
+def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=None,
+              should_stop=lambda: "") -> Negotiation:
+    occ = Occupancy(lattice)
+    radii = {t.net: class_radii(t.rules, rules, config.clearance_margin) for t in tasks}
+    ctx = Context(lattice, occ, engine, config, config.pres_fac_initial)
+    routes: dict[int, NetRoute] = {}
+    pending = [t for t in tasks if t.connections]
+    iteration, converged, why = 0, False, ""
+    start = time.monotonic()
+    while iteration < config.max_iterations:
+        iteration += 1
+        for first in range(0, len(pending), config.batch_size):
+            batch = pending[first:first + config.batch_size]
+            for t in batch:
+                if t.net in routes:
+                    occ.add(routes[t.net], -1)
+            for t, route in zip(batch, route_batch(batch, ctx)):
+                occ.footprint(route, radii[t.net])
+                occ.add(route, +1)
+                routes[t.net] = route
+            why = should_stop()
+            if why:
+                break
+        shared = occ.add_history(routes.values(), config.hist_fac)
+        pending = [t for t in tasks if t.net in routes and occ.conflicts(routes[t.net])]
+        if on_progress:
+            on_progress({"stage": "iteration", "iteration": iteration, "nets": len(routes),
+                         "conflicted": len(pending), "shared": shared, "elapsed": time.monotonic() - start,
+                         "failed": sum(1 for r in routes.values() if r.failed)})
+        if not pending:
+            converged = True
+            break
+        if why:
+            break
+        ctx.pres *= config.pres_fac_mult
+    dropped = drop_conflicts(tasks, routes, occ)
+    return Negotiation(routes, iteration, converged, dropped, why)
+
+
+def drop_conflicts(tasks, routes, occ) -> list[int]:
+    """Rip up nets, most conflicted first, until no route shares a node: what is left is legal."""
+    dropped = []
+    while True:
+        counts = {t.net: occ.conflicts(routes[t.net]) for t in tasks if t.net in routes}
+        worst = max(counts.items(), key=lambda kv: (kv[1], -kv[0]), default=(None, 0))
+        if worst[1] == 0:
+            return dropped
+        occ.add(routes[worst[0]], -1)
+        routes[worst[0]] = NetRoute(failed=["congestion: could not share the space with its neighbours"])
+        dropped.append(worst[0])
+
+
+@dataclass
+class Growing:
+    """A net being routed: its tree so far and the pins already joined."""
+    task: NetTask
+    route: NetRoute
+    joined: list[int]
+
+
+def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
+    growing = [Growing(t, NetRoute(), [0]) for t in batch]
+    for g in growing:
+        if g.task.pins[0].portals.nodes.size == 0:
+            g.route.failed.append(f"pad {g.task.blocked[0]} has no legal way in (blocked pad)")
+    steps = max(t.connections for t in batch)
+    for j in range(1, steps + 1):
+        active = [g for g in growing if j < len(g.task.pins)]
+        ready = []
+        for g in active:
+            if g.task.pins[j].portals.nodes.size == 0:
+                g.route.failed.append(f"pad {'/'.join(p.name for p in g.task.pins[j].pads)} has no legal way in (blocked pad)")
+            elif not tree_sources(g)[0].size:
+                g.route.failed.append("no routed pin to start from")
+            else:
+                ready.append(g)
+        retry = search_step(ready, j, ctx, full=False)
+        search_step(retry, j, ctx, full=True)
+    return [g.route for g in growing]
+
+
+def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, list]:
+    """Sources of the next connection: the tree's nodes at cost 0, then the joined pins' portals at their stub cost."""
+    nodes = [g.route.nodes()]
+    cost = [np.zeros(nodes[0].size, np.int64)]
+    pads = [None] * nodes[0].size
+    for i in g.joined:
+        portals = g.task.pins[i].portals
+        nodes.append(portals.nodes)
+        cost.append(portals.length)
+        pads.extend(g.task.pins[i].pads[k] for k in portals.pad)
+    return np.concatenate(nodes), np.concatenate(cost), pads
+
+
+def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[Growing]:
+    """Search connection j of each net at once; return the nets that found no path in their ROI."""
+    lat = ctx.lattice
+    requests, windows, extras = [], [], []
+    for g in ready:
+        src, src_len, src_pads = tree_sources(g)
+        tree_size = g.route.nodes().size
+        src_cost = np.concatenate([np.zeros(tree_size, np.int64), stub_cost(src_len[tree_size:], lat.pitch)])
+        sink = g.task.pins[j].portals
+        rows, cols = roi_window(lat, np.concatenate([src, sink.nodes]), ctx.config.roi_margin, full)
+        cost_col, cost_row, cost_via = roi_costs(g.task, lat, ctx.occ, rows, cols, ctx.pres, ctx.config)
+        shape = (len(lat.layers), rows.stop - rows.start, cols.stop - cols.start)
+        requests.append(RoiRequest(shape, cost_col, cost_row, cost_via, to_local(lat, src, rows, cols), src_cost,
+                                   to_local(lat, sink.nodes, rows, cols), stub_cost(sink.length, lat.pitch)))
+        windows.append((rows, cols, shape))
+        extras.append((src, src_pads, tree_size))
+    misses = []
+    for g, req, res, (rows, cols, shape), (src, src_pads, tree_size) in zip(
+            ready, requests, ctx.engine.search(requests), windows, extras):
+        if res.path is None:
+            if full:
+                names = "/".join(p.name for p in g.task.pins[j].pads)
+                g.route.failed.append(f"no path to pad {names}")
+            else:
+                misses.append(g)
+            continue
+        path = to_global(lat, res.path, rows, cols, shape)
+        pin = g.task.pins[j]
+        sink_pad = pin.pads[pin.portals.pad[res.sink]]
+        add_stub(g.route, lat, sink_pad, path[-1])
+        start = np.flatnonzero(src == path[0])
+        if start.size and start[0] >= tree_size:
+            # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too
+            best = start[np.argmin(req.source_cost[start])]
+            add_stub(g.route, lat, src_pads[best], path[0])
+        g.route.paths.append(path)
+        g.joined.append(j)
+    return misses
+
+
+def add_stub(route: NetRoute, lat, pad, node: int) -> None:
+    layer, _, _ = lat.unravel(node)
+    x, y = lat.node_xy(node)
+    route.stubs.append((int(layer), (pad.x, pad.y), (float(x), float(y))))
+
+
+def roi_window(lat, nodes: np.ndarray, margin_mm: float, full: bool) -> tuple[slice, slice]:
+    if full:
+        return slice(0, lat.rows), slice(0, lat.cols)
+    _, r, c = lat.unravel(nodes)
+    m = int(math.ceil(margin_mm / lat.pitch))
+    return (slice(max(0, int(r.min()) - m), min(lat.rows, int(r.max()) + m + 1)),
+            slice(max(0, int(c.min()) - m), min(lat.cols, int(c.max()) + m + 1)))
+
+
+def to_local(lat, nodes, rows: slice, cols: slice) -> np.ndarray:
+    l, r, c = lat.unravel(nodes)
+    h, w = rows.stop - rows.start, cols.stop - cols.start
+    return ((l * h + (r - rows.start)) * w + (c - cols.start)).astype(np.int64)
+
+
+def to_global(lat, local, rows: slice, cols: slice, shape) -> np.ndarray:
+    _, h, w = shape
+    l, rest = np.divmod(local, h * w)
+    r, c = np.divmod(rest, w)
+    return lat.index(l, r + rows.start, c + cols.start).astype(np.int64)

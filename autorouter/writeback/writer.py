@@ -1,0 +1,85 @@
+"""Insert new tracks and vias into the board's original text; every other byte stays as it was.
+
+The items go right after the closing parenthesis of the file's last top-level item, with nothing between them, so
+that removing them (as KiCad's judge does, item by item) gives back the input byte for byte. The output is written to
+a temporary file beside the target and renamed over it: a crash never leaves half a board.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+from .tracks import NewTrack, NewVia
+
+UUID_SINCE = 20240108          # KiCad 8 writes (uuid ...); earlier versions (tstamp ...)
+NET_NAMES_SINCE = 20250000     # KiCad 10 names nets on items instead of numbering them
+NAMESPACE = uuid.UUID("6f1c1bd2-6ad1-4c55-9a41-3c0d1b5e7a10")
+
+
+def mm(v: float) -> str:
+    text = f"{v:.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class ItemFormatter:
+    def __init__(self, version: int, net_names: dict[int, str], layers: list[str]):
+        self.version = version
+        self.net_names = net_names
+        self.layers = layers
+        self.count = 0
+
+    def ident(self, text: str) -> str:
+        self.count += 1
+        value = uuid.uuid5(NAMESPACE, f"{self.count}:{text}")
+        return f'(uuid "{value}")' if self.version >= UUID_SINCE else f"(tstamp {value})"
+
+    def net(self, number: int) -> str:
+        if self.version >= NET_NAMES_SINCE:
+            return f"(net {quote(self.net_names.get(number, ''))})"
+        return f"(net {number})"
+
+    def segment(self, t: NewTrack) -> str:
+        body = (f"(segment (start {mm(t.start[0])} {mm(t.start[1])}) (end {mm(t.end[0])} {mm(t.end[1])}) "
+                f"(width {mm(t.width)}) (layer {quote(t.layer)}) {self.net(t.net)}")
+        return f"{body} {self.ident(body)})"
+
+    def via(self, v: NewVia) -> str:
+        body = (f"(via (at {mm(v.x)} {mm(v.y)}) (size {mm(v.diameter)}) (drill {mm(v.drill)}) "
+                f"(layers {quote(self.layers[0])} {quote(self.layers[-1])}) {self.net(v.net)}")
+        return f"{body} {self.ident(body)})"
+
+
+def insertion_point(text: str) -> int:
+    """Just after the last top-level item's closing parenthesis."""
+    end = len(text.rstrip())
+    if end == 0 or text[end - 1] != ")":
+        raise ValueError("board text does not end with ')'")
+    return len(text[:end - 1].rstrip())
+
+
+def with_items(text: str, version: int, net_names, layers, tracks, vias) -> str:
+    fmt = ItemFormatter(version, net_names, layers)
+    items = "".join([fmt.segment(t) for t in tracks] + [fmt.via(v) for v in vias])
+    at = insertion_point(text)
+    return text[:at] + items + text[at:]
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
