@@ -1,0 +1,178 @@
+"""The command line: `autorouter route`, `autorouter check`. Thin: it parses, reports with rich and delegates.
+
+Exit codes: 0 everything routed (or nothing to route), 1 routing partial (the output is still written and valid),
+2 bad input or usage (one line on stderr, nothing written).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from . import __version__
+
+EXIT_OK, EXIT_PARTIAL, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command-line usage; the message is one line."""
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="autorouter", description="GPU-accelerated PCB autorouter for KiCad boards.")
+    ap.add_argument("--version", action="version", version=f"autorouter {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("route", help="route a board's nets and write the routed board")
+    r.add_argument("board", help="input .kicad_pcb (never modified unless --in-place)")
+    r.add_argument("-o", "--output", help="routed board to write")
+    r.add_argument("--in-place", action="store_true", help="overwrite the input (atomically, keeping a .bak copy)")
+    r.add_argument("--config", help="YAML file of settings (see config.yaml)")
+    r.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="search engine (default: auto)")
+    r.add_argument("--nets", help="route only these nets (comma-separated names)")
+    r.add_argument("--time-limit", type=float, help="stop after this many seconds and write the best result")
+    r.add_argument("--pitch", type=float, help="lattice pitch in mm (default: from the design rules)")
+    r.add_argument("--save-partial", action="store_true", help="on Ctrl-C, still write what is routed so far")
+    r.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout, nothing else")
+    r.add_argument("-q", "--quiet", action="store_true", help="no live progress, only the summary")
+    r.add_argument("--dump-config", action="store_true", help="print the settings in force and exit")
+    c = sub.add_parser("check", help="run our design-rule check on a board")
+    c.add_argument("board")
+    c.add_argument("--json", action="store_true")
+    return ap
+
+
+def main(argv=None) -> int:
+    from rich.console import Console
+    err = Console(stderr=True)
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as e:
+        return EXIT_BAD_INPUT if e.code not in (0, None) else EXIT_OK
+    from .board.reader import BoardError
+    from .config import ConfigError
+    try:
+        if args.command == "route":
+            return run_route(args, err)
+        return run_check(args, err)
+    except (BoardError, ConfigError, UsageError) as e:
+        err.print(f"autorouter: error: {e}", highlight=False, markup=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        err.print("autorouter: interrupted; nothing written", highlight=False)
+        return 130
+
+
+def output_path(args) -> Path:
+    src = Path(args.board)
+    if args.in_place:
+        return src
+    if not args.output:
+        raise UsageError("no output file: give -o OUT.kicad_pcb (or --in-place to overwrite the input)")
+    out = Path(args.output)
+    if out.exists() and src.exists() and os.path.samefile(out, src):
+        raise UsageError(f"output {out} is the input file; use --in-place to overwrite it")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"output directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"output directory {parent} is not writable")
+    return out
+
+
+class StopFlag:
+    """Ctrl-C, SIGTERM and --time-limit ask the router to stop between batches (within a second)."""
+
+    def __init__(self, time_limit: float):
+        self.deadline = time.monotonic() + time_limit if time_limit else None
+        self.signal = ""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self.handle)
+
+    def handle(self, signum, frame):
+        if self.signal:                     # a second Ctrl-C: stop at once
+            raise KeyboardInterrupt
+        self.signal = signal.Signals(signum).name
+
+    def __call__(self) -> str:
+        if self.signal:
+            return f"interrupted ({self.signal})"
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            return "time limit"
+        return ""
+
+
+def run_route(args, err) -> int:
+    from .board import load_board
+    from .board.rules import load_rules
+    from .check import check
+    from .config import load_config
+    from .pipeline import route
+    from .report import Progress, render_summary, summary
+    from .writeback import with_items, write_atomic
+
+    config = load_config(args.config, backend=args.backend, time_limit=args.time_limit, pitch=args.pitch)
+    if args.dump_config:
+        import dataclasses
+        import yaml
+        print(yaml.safe_dump(dataclasses.asdict(config), sort_keys=False), end="")
+        return EXIT_OK
+    out = output_path(args)
+    quiet = args.quiet or args.json
+    started = time.monotonic()
+    t0 = time.monotonic()
+    board = load_board(args.board)
+    rules = load_rules(board, config)
+    read_time = time.monotonic() - t0
+    only = {n.strip() for n in args.nets.split(",") if n.strip()} if args.nets else None
+    if only:
+        unknown = sorted(only - {n.name for n in board.nets})
+        if unknown:
+            raise UsageError(f"--nets: no net named {unknown[0]!r} on this board")
+    stop = StopFlag(config.time_limit)
+    with Progress(err, config.max_iterations, quiet) as progress:
+        result = route(board, rules, config, progress.update, only, stop)
+    interrupted = stop.signal
+    t0 = time.monotonic()
+    report = check(board, rules, result.tracks, result.vias, only_new=True)
+    check_time = time.monotonic() - t0
+    result.timings = {"read": read_time, **result.timings, "check": check_time}
+    text = Path(args.board).read_text(encoding="utf-8")
+    written = None
+    if not interrupted or args.save_partial:
+        t0 = time.monotonic()
+        if args.in_place:
+            write_atomic(str(out) + ".bak", text)
+        write_atomic(out, with_items(text, board.version, board.net_names, board.copper_layers, result.tracks,
+                                     result.vias))
+        result.timings["write"] = time.monotonic() - t0
+        written = str(out)
+    info = summary(board, rules, result, report, written, time.monotonic() - started, interrupted)
+    if args.json:
+        print(json.dumps(info, indent=1))
+    else:
+        render_summary(err, info)
+    if interrupted and not args.save_partial:
+        return 130
+    complete = result.routed_connections == result.connections and not report.violations
+    return EXIT_OK if complete else EXIT_PARTIAL
+
+
+def run_check(args, err) -> int:
+    from .board import load_board
+    from .board.rules import load_rules
+    from .check import check
+    from .config import RouterConfig
+    from .report import render_check
+
+    board = load_board(args.board)
+    rules = load_rules(board, RouterConfig())
+    report = check(board, rules)
+    if args.json:
+        print(json.dumps({"violations": [v.__dict__ for v in report.violations], "unrouted": report.unrouted}, indent=1))
+    else:
+        render_check(err, board, report)
+    return EXIT_OK if not report.violations and not report.unrouted else EXIT_PARTIAL

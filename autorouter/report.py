@@ -1,0 +1,114 @@
+"""What the user sees: the live progress during routing and the final tables, drawn with rich on stderr."""
+from __future__ import annotations
+
+import math
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+
+class Progress:
+    """Renders the router's progress events; silent when quiet."""
+
+    def __init__(self, console: Console, max_iterations: int, quiet: bool):
+        self.console, self.quiet, self.max_iterations = console, quiet, max_iterations
+        self.bar = None
+
+    def __enter__(self):
+        if not self.quiet:
+            self.bar = RichProgress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[status]}"),
+                                    TimeElapsedColumn(), console=self.console, transient=False)
+            self.bar.__enter__()
+            self.task = self.bar.add_task("preparing", total=self.max_iterations, status="")
+        return self
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def update(self, event: dict) -> None:
+        if self.bar is None:
+            return
+        stage = event["stage"]
+        if stage == "lattice":
+            L, R, C = event["shape"]
+            self.console.print(f"lattice {L} x {R} x {C} at {event['pitch']:.3f} mm pitch", highlight=False)
+        elif stage == "tasks":
+            self.console.print(f"{event['nets']} nets, {event['connections']} connections to route", highlight=False)
+            self.bar.update(self.task, description="PathFinder")
+        elif stage == "iteration":
+            self.bar.update(self.task, completed=event["iteration"], status=(
+                f"iteration {event['iteration']}: {event['nets']} nets routed, {event['conflicted']} in conflict, "
+                f"{event['shared']} shared nodes"))
+
+
+def summary(board, rules, result, report, written, seconds, interrupted) -> dict:
+    length = sum(math.dist(t.start, t.end) for t in result.tracks)
+    failed = result.failed_nets()
+    return {
+        "board": board.path,
+        "output": written,
+        "backend": result.backend,
+        "lattice": {"shape": list(result.lattice.shape), "pitch_mm": round(result.lattice.pitch, 4)},
+        "nets": len(result.tasks),
+        "nets_routed": len(result.tasks) - len(failed),
+        "nets_failed": len(failed),
+        "connections": result.connections,
+        "connections_routed": result.routed_connections,
+        "iterations": result.iterations,
+        "converged": result.converged,
+        "tracks": len(result.tracks),
+        "vias": len(result.vias),
+        "track_length_mm": round(length, 2),
+        "drc_violations": len(report.violations),
+        "drc_by_kind": report.by_kind(),
+        "failed": failed,
+        "seconds": round(seconds, 2),
+        "timings_s": {k: round(v, 3) for k, v in result.timings.items()},
+        "notes": rules.notes + board.warnings + result.notes
+                 + ([f"{board.zone_count} zones kept: refill them in KiCad (press B)"] if board.zone_count else [])
+                 + ([f"stopped early: {result.stopped_early}"] if result.stopped_early else [])
+                 + ([f"interrupted ({interrupted})" + ("; partial result written" if written else "; nothing written")]
+                    if interrupted else []),
+    }
+
+
+def render_summary(console: Console, info: dict) -> None:
+    table = Table(title="autorouter", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("nets routed", f"{info['nets_routed']} / {info['nets']}")
+    table.add_row("connections routed", f"{info['connections_routed']} / {info['connections']}")
+    table.add_row("PathFinder iterations", f"{info['iterations']}" + ("" if info["converged"] else " (not converged)"))
+    table.add_row("tracks / vias", f"{info['tracks']} / {info['vias']}")
+    table.add_row("track length", f"{info['track_length_mm'] / 1000:.3f} m")
+    table.add_row("DRC violations (ours)", str(info["drc_violations"]))
+    table.add_row("backend", info["backend"])
+    for stage, seconds in info["timings_s"].items():
+        table.add_row(f"time: {stage}", f"{seconds:.2f} s")
+    table.add_row("total", f"{info['seconds']:.2f} s")
+    console.print(table)
+    if info["failed"]:
+        failed = Table(title=f"{len(info['failed'])} nets not fully routed")
+        failed.add_column("net")
+        failed.add_column("reason")
+        for net, why in info["failed"].items():
+            failed.add_row(net, why)
+        console.print(failed)
+    for note in info["notes"]:
+        console.print(f"note: {note}", highlight=False, markup=False)
+    console.print(f"written: {info['output']}" if info["output"] else "no output written", highlight=False)
+
+
+def render_check(console: Console, board, report) -> None:
+    table = Table(title=f"check: {board.path}")
+    table.add_column("kind")
+    table.add_column("layer")
+    table.add_column("where (mm)")
+    table.add_column("detail")
+    for v in report.violations[:200]:
+        table.add_row(v.kind, v.layer, f"{v.x:.3f}, {v.y:.3f}", v.detail)
+    console.print(table)
+    console.print(f"{len(report.violations)} violations, {report.unrouted_total} unrouted connections "
+                  f"in {len(report.unrouted)} nets", highlight=False)
