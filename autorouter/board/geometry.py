@@ -8,7 +8,17 @@ from shapely import affinity
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.geometry.base import BaseGeometry
 
-ARC_STEPS = 16   # segments per arc or circle: fine enough for clearance checks at 0.01 mm
+ARC_STEPS = 16   # segments per arc drawn on the board
+QUAD_SEGS = 8    # segments per quarter circle of an offset or a disc
+# shapely's discs and offsets are polygons inscribed in the true curve, so they fall short of it by up to
+# r * (1 - cos(pi / (4 * QUAD_SEGS))); scaling the radius by ROUND_OUT makes them circumscribe it instead, so copper
+# and clearances are never under-estimated
+ROUND_OUT = 1 / math.cos(math.pi / (4 * QUAD_SEGS))
+
+
+def grow(geom: BaseGeometry, distance: float) -> BaseGeometry:
+    """Offset a shape by `distance` mm (negative shrinks), rounding to the safe side."""
+    return geom.buffer(distance * ROUND_OUT, quad_segs=QUAD_SEGS)
 
 
 def rotate_xy(px: float, py: float, angle_deg: float) -> tuple[float, float]:
@@ -28,17 +38,17 @@ def roundrect(w: float, h: float, radius: float) -> BaseGeometry:
     r = max(0.0, min(radius, w / 2, h / 2))
     if r <= 1e-9:
         return box(-w / 2, -h / 2, w / 2, h / 2)
-    return box(-w / 2 + r, -h / 2 + r, w / 2 - r, h / 2 - r).buffer(r, quad_segs=ARC_STEPS // 4)
+    return grow(box(-w / 2 + r, -h / 2 + r, w / 2 - r, h / 2 - r), r)
 
 
 def oval(w: float, h: float) -> BaseGeometry:
     if abs(w - h) < 1e-9:
-        return Point(0, 0).buffer(w / 2, quad_segs=ARC_STEPS // 4)
+        return grow(Point(0, 0), w / 2)
     if w > h:
         d = (w - h) / 2
-        return LineString([(-d, 0), (d, 0)]).buffer(h / 2, quad_segs=ARC_STEPS // 4)
+        return grow(LineString([(-d, 0), (d, 0)]), h / 2)
     d = (h - w) / 2
-    return LineString([(0, -d), (0, d)]).buffer(w / 2, quad_segs=ARC_STEPS // 4)
+    return grow(LineString([(0, -d), (0, d)]), w / 2)
 
 
 def arc_points(start, mid, end, steps: int = ARC_STEPS) -> list[tuple[float, float]]:
@@ -62,19 +72,19 @@ def track_body(track) -> BaseGeometry:
     if track.mid is not None:
         line = LineString(arc_points(track.start, track.mid, track.end))
     elif track.start == track.end:
-        return Point(track.start).buffer(track.width / 2, quad_segs=ARC_STEPS // 4)
+        return grow(Point(track.start), track.width / 2)
     else:
         line = LineString([track.start, track.end])
-    return line.buffer(track.width / 2, quad_segs=ARC_STEPS // 4)
+    return grow(line, track.width / 2)
 
 
 def circle(x: float, y: float, r: float) -> BaseGeometry:
-    return Point(x, y).buffer(r, quad_segs=ARC_STEPS // 4)
+    return grow(Point(x, y), r)
 
 
 def stroke(points, width: float) -> BaseGeometry:
     """A drawn line of the given width (0 width: a hairline, still copper of 0 area)."""
-    return LineString(points).buffer(max(width, 1e-3) / 2, quad_segs=ARC_STEPS // 4)
+    return grow(LineString(points), max(width, 1e-3) / 2)
 
 
 def filled_or_stroked(poly_points, width: float, filled: bool) -> BaseGeometry:

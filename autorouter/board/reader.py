@@ -224,14 +224,14 @@ def pad_shape(kp, shape, w, h, warnings, ref):
     if shape == "roundrect":
         return geo.roundrect(w, h, float(kp.roundrectRatio or 0.25) * min(w, h))
     if shape == "circle":
-        return Point(0, 0).buffer(w / 2, quad_segs=4)
+        return geo.circle(0, 0, w / 2)
     if shape == "oval":
         return geo.oval(w, h)
     if shape == "trapezoid":
         # kiutils drops rect_delta: take a rectangle a quarter larger, which holds any usual trapezoid
         return box(-w * 0.625, -h * 0.625, w * 0.625, h * 0.625)
     if shape == "custom":
-        anchor = (Point(0, 0).buffer(w / 2, quad_segs=4) if kp.customPadOptions and kp.customPadOptions.anchor == "circle"
+        anchor = (geo.circle(0, 0, w / 2) if kp.customPadOptions and kp.customPadOptions.anchor == "circle"
                   else box(-w / 2, -h / 2, w / 2, h / 2))
         parts = [anchor] + [p for p in (primitive_shape(prim) for prim in kp.customPadPrimitives) if p is not None]
         # custom primitives are drawn in the pad frame but unrotated by the pad angle, as KiCad stores them
@@ -250,7 +250,7 @@ def primitive_shape(prim):
         return geo.stroke([(prim.start.X, prim.start.Y), (prim.end.X, prim.end.Y)], width)
     if kind == "GrCircle":
         r = math.hypot(prim.end.X - prim.center.X, prim.end.Y - prim.center.Y)
-        disc = Point(prim.center.X, prim.center.Y).buffer(r + width / 2, quad_segs=4)
+        disc = geo.circle(prim.center.X, prim.center.Y, r + width / 2)
         return disc if prim.fill not in ("no", "none", None) else disc.difference(
             Point(prim.center.X, prim.center.Y).buffer(max(r - width / 2, 0), quad_segs=4))
     if kind == "GrArc":
@@ -272,7 +272,7 @@ def graphic_outline(item, fx, fy, fa, edge: bool):
 
     if kind == "Line":
         line = LineString([pt(item.start), pt(item.end)])
-        return line if edge else line.buffer(max(width, 1e-3) / 2)
+        return line if edge else geo.stroke(list(line.coords), width)
     if kind == "Arc":
         pts = geo.arc_points(pt(item.start), pt(item.mid), pt(item.end))
         return LineString(pts) if edge else geo.stroke(pts, width)
@@ -281,7 +281,7 @@ def graphic_outline(item, fx, fy, fa, edge: bool):
         r = math.hypot(e[0] - c[0], e[1] - c[1])
         if edge:
             return Point(c).buffer(r, quad_segs=16).exterior
-        disc = Point(c).buffer(r + width / 2, quad_segs=4)
+        disc = geo.circle(c[0], c[1], r + width / 2)
         filled = getattr(item, "fill", None) in ("yes", "solid")
         return disc if filled else disc.difference(Point(c).buffer(max(r - width / 2, 0), quad_segs=4))
     if kind in ("Rect", "Poly"):

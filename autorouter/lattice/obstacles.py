@@ -15,7 +15,7 @@ import shapely
 from shapely.geometry.base import BaseGeometry
 from shapely.strtree import STRtree
 
-from ..board.geometry import circle
+from ..board.geometry import circle, grow
 from ..board.model import Board
 from ..board.rules import DesignRules, NetClassRules
 from .grid import Lattice
@@ -98,32 +98,32 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
         for l in item.layers:
             reach = max(gap, item.mask_margin if l in outer else 0.0) + half_w + margin
             if reach not in grown:
-                grown[reach] = item.geom.buffer(reach, quad_segs=4)
+                grown[reach] = grow(item.geom, reach)
             stamp(track[l], lattice, grown[reach], who)
             per_layer[l].append((grown[reach], who))
-        stamp(via, lattice, item.geom.buffer(gap + via_r + margin, quad_segs=4), who)
+        stamp(via, lattice, grow(item.geom, gap + via_r + margin), who)
     hole_gap_via = max(rules.hole_to_hole + cls.via_drill / 2, rules.hole_clearance + via_r) + margin
     hole_gap_track = max(rules.hole_clearance, cls.clearance) + half_w + margin
     for hole, plated in hole_list:
-        stamp(via, lattice, hole.buffer(hole_gap_via, quad_segs=4), HARD)
+        stamp(via, lattice, grow(hole, hole_gap_via), HARD)
         if plated:
             continue        # copper clearance to the surrounding pad or via already keeps tracks away
-        grown = hole.buffer(hole_gap_track, quad_segs=4)
+        grown = grow(hole, hole_gap_track)
         for l in range(L):
             stamp(track[l], lattice, grown, HARD)
             per_layer[l].append((grown, HARD))
     for k in board.keepouts:
         layers = [board.copper_layers.index(n) for n in k.layers]
         if k.no_tracks:
-            grown = k.outline.buffer(half_w + margin, quad_segs=4)
+            grown = grow(k.outline, half_w + margin)
             for l in layers:
                 stamp(track[l], lattice, grown, HARD)
                 per_layer[l].append((grown, HARD))
         if k.no_vias:
-            stamp(via, lattice, k.outline.buffer(via_r + margin, quad_segs=4), HARD)
+            stamp(via, lattice, grow(k.outline, via_r + margin), HARD)
     edge = max(rules.edge_clearance, cls.clearance)
-    block_outside(track, lattice, board.outline.buffer(-(edge + half_w + margin), quad_segs=4))
-    block_outside(via[None], lattice, board.outline.buffer(-(edge + via_r + margin), quad_segs=4))
+    block_outside(track, lattice, grow(board.outline, -(edge + half_w + margin)))
+    block_outside(via[None], lattice, grow(board.outline, -(edge + via_r + margin)))
     profile = Profile(cls, track, via)
     for l, entries in per_layer.items():
         if entries:

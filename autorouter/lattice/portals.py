@@ -22,49 +22,67 @@ MAX_PER_LAYER = 24
 class Portals:
     nodes: np.ndarray          # flat lattice indices
     length: np.ndarray         # stub length, mm
+    target: np.ndarray         # (n, 2) where each stub ends on the pad (the node itself when it is on the pad)
     pad: np.ndarray            # index of the pad (in the pin's pad list) each portal serves
 
 
-def pad_portals(pad: Pad, layers: list[int], profile: Profile, lattice: Lattice, radius: int) -> tuple[np.ndarray, np.ndarray]:
-    """(nodes, stub lengths in mm) of the pad's portals, nearest first, at most MAX_PER_LAYER per layer."""
+def stub_legal(profile: Profile, layer: int, net: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which stubs (segments starts[i] -> ends[i], a track of the profile's width) keep clear of other nets."""
+    legal = np.ones(len(starts), dtype=bool)
+    tree = profile.stub_trees.get(layer)
+    if tree is None or not len(starts):
+        return legal
+    stubs = shapely.linestrings(np.stack([starts, ends], 1))
+    hit_stub, hit_geom = tree[0].query(stubs, predicate="intersects")
+    legal[hit_stub[tree[1][hit_geom] != net]] = False
+    return legal
+
+
+def pad_portals(pad: Pad, layers: list[int], profile: Profile, lattice: Lattice, radius: int):
+    """(nodes, stub lengths in mm, stub targets) of the pad's portals, nearest first, MAX_PER_LAYER per layer.
+
+    A node on the pad's copper needs no stub. Other nodes reach for the pad's centre, or, where that stub would pass
+    too near another net (interleaved solder-jumper pads, say), for the nearest point of the pad.
+    """
     x0, y0, x1, y1 = pad.outline.bounds
     reach = radius * lattice.pitch
     rows, cols = lattice.window(x0 - reach, y0 - reach, x1 + reach, y1 + reach)
     rr, cc = np.mgrid[rows, cols]
     rr, cc = rr.ravel(), cc.ravel()
     x, y = lattice.xy(rr, cc)
-    length = np.hypot(x - pad.x, y - pad.y)
-    out_nodes, out_len = [], []
+    xy = np.stack([x, y], 1)
+    on_pad = shapely.contains_xy(pad.outline, x, y)
+    target = np.where(on_pad[:, None], xy, [pad.x, pad.y])
+    out = []
     for l in layers:
         owner = profile.track_owner[l, rr, cc]
-        open_ = (owner == FREE) | (owner == pad.net)
-        idx = np.flatnonzero(open_)
-        idx = idx[np.argsort(length[idx], kind="stable")][:4 * MAX_PER_LAYER]
+        idx = np.flatnonzero((owner == FREE) | (owner == pad.net))
         if idx.size == 0:
             continue
-        stubs = shapely.linestrings(np.stack([np.stack([x[idx], y[idx]], 1),
-                                              np.broadcast_to([pad.x, pad.y], (idx.size, 2))], 1))
-        legal = np.ones(idx.size, dtype=bool)
-        tree = profile.stub_trees.get(l)
-        if tree is not None:
-            hit_stub, hit_geom = tree[0].query(stubs, predicate="intersects")
-            foreign = tree[1][hit_geom] != pad.net
-            legal[hit_stub[foreign]] = False
-        idx = idx[legal][:MAX_PER_LAYER]
-        out_nodes.append(lattice.index(l, rr[idx], cc[idx]))
-        out_len.append(length[idx])
-    if not out_nodes:
-        return np.zeros(0, np.int64), np.zeros(0)
-    return np.concatenate(out_nodes).astype(np.int64), np.concatenate(out_len)
+        end = target[idx].copy()
+        legal = stub_legal(profile, l, pad.net, xy[idx], end)
+        if not legal.all():
+            retry = np.flatnonzero(~legal)
+            nearest = shapely.get_coordinates(shapely.shortest_line(shapely.points(xy[idx[retry]]), pad.outline))
+            end[retry] = nearest[1::2] + 0.02 * (np.array([pad.x, pad.y]) - nearest[1::2])   # just inside the copper
+            legal[retry] = stub_legal(profile, l, pad.net, xy[idx[retry]], end[retry])
+        idx, end = idx[legal], end[legal]
+        length = np.hypot(*(xy[idx] - end).T)
+        keep = np.argsort(length, kind="stable")[:MAX_PER_LAYER]
+        out.append((lattice.index(l, rr[idx[keep]], cc[idx[keep]]), length[keep], end[keep]))
+    if not out:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 2))
+    return tuple(np.concatenate(parts) for parts in zip(*out))
 
 
 def pin_portals(pads: list[Pad], layer_index: dict[str, int], profile: Profile, lattice: Lattice,
                 radius: int) -> Portals:
-    nodes, length, which = [], [], []
+    parts = []
     for i, pad in enumerate(pads):
         layers = [layer_index[l] for l in pad.layers]
-        n, d = pad_portals(pad, layers, profile, lattice, radius)
-        if n.size == 0:
-            n, d = pad_portals(pad, layers, profile, lattice, radius * 3)
-        nodes.append(n); length.append(d); which.append(np.full(n.size, i))
-    return Portals(np.concatenate(nodes), np.concatenate(length), np.concatenate(which))
+        nodes, length, target = pad_portals(pad, layers, profile, lattice, radius)
+        if nodes.size == 0:
+            nodes, length, target = pad_portals(pad, layers, profile, lattice, radius * 3)
+        parts.append((nodes.astype(np.int64), length, target.reshape(-1, 2), np.full(nodes.size, i)))
+    nodes, length, target, which = (np.concatenate(p) for p in zip(*parts))
+    return Portals(nodes, length, target, which)

@@ -118,17 +118,17 @@ def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
     return [g.route for g in growing]
 
 
-def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, list]:
-    """Sources of the next connection: the tree's nodes at cost 0, then the joined pins' portals at their stub cost."""
-    nodes = [g.route.nodes()]
-    cost = [np.zeros(nodes[0].size, np.int64)]
-    pads = [None] * nodes[0].size
+def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sources of the next connection: the tree's nodes (stub length 0, no stub), then the joined pins' portals
+    with their stub lengths and targets."""
+    tree = g.route.nodes()
+    nodes, length, target = [tree], [np.zeros(tree.size)], [np.full((tree.size, 2), np.nan)]
     for i in g.joined:
         portals = g.task.pins[i].portals
         nodes.append(portals.nodes)
-        cost.append(portals.length)
-        pads.extend(g.task.pins[i].pads[k] for k in portals.pad)
-    return np.concatenate(nodes), np.concatenate(cost), pads
+        length.append(portals.length)
+        target.append(portals.target)
+    return np.concatenate(nodes), np.concatenate(length), np.concatenate(target)
 
 
 def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[Growing]:
@@ -136,9 +136,9 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
     lat = ctx.lattice
     requests, windows, extras = [], [], []
     for g in ready:
-        src, src_len, src_pads = tree_sources(g)
+        src, src_len, src_target = tree_sources(g)
         tree_size = g.route.nodes().size
-        src_cost = np.concatenate([np.zeros(tree_size, np.int64), stub_cost(src_len[tree_size:], lat.pitch)])
+        src_cost = stub_cost(src_len, lat.pitch)
         sink = g.task.pins[j].portals
         rows, cols = roi_window(lat, np.concatenate([src, sink.nodes]), ctx.config.roi_margin, full)
         cost_col, cost_row, cost_via = roi_costs(g.task, lat, ctx.occ, rows, cols, ctx.pres, ctx.config)
@@ -146,9 +146,9 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         requests.append(RoiRequest(shape, cost_col, cost_row, cost_via, to_local(lat, src, rows, cols), src_cost,
                                    to_local(lat, sink.nodes, rows, cols), stub_cost(sink.length, lat.pitch)))
         windows.append((rows, cols, shape))
-        extras.append((src, src_pads, tree_size))
+        extras.append((src, src_target, tree_size))
     misses = []
-    for g, req, res, (rows, cols, shape), (src, src_pads, tree_size) in zip(
+    for g, req, res, (rows, cols, shape), (src, src_target, tree_size) in zip(
             ready, requests, ctx.engine.search(requests), windows, extras):
         if res.path is None:
             if full:
@@ -158,23 +158,21 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
                 misses.append(g)
             continue
         path = to_global(lat, res.path, rows, cols, shape)
-        pin = g.task.pins[j]
-        sink_pad = pin.pads[pin.portals.pad[res.sink]]
-        add_stub(g.route, lat, sink_pad, path[-1])
+        add_stub(g.route, lat, g.task.pins[j].portals.target[res.sink], path[-1])
         start = np.flatnonzero(src == path[0])
         if start.size and start[0] >= tree_size:
             # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too
             best = start[np.argmin(req.source_cost[start])]
-            add_stub(g.route, lat, src_pads[best], path[0])
+            add_stub(g.route, lat, src_target[best], path[0])
         g.route.paths.append(path)
         g.joined.append(j)
     return misses
 
 
-def add_stub(route: NetRoute, lat, pad, node: int) -> None:
+def add_stub(route: NetRoute, lat, target, node: int) -> None:
     layer, _, _ = lat.unravel(node)
     x, y = lat.node_xy(node)
-    route.stubs.append((int(layer), (pad.x, pad.y), (float(x), float(y))))
+    route.stubs.append((int(layer), (float(target[0]), float(target[1])), (float(x), float(y))))
 
 
 def roi_window(lat, nodes: np.ndarray, margin_mm: float, full: bool) -> tuple[slice, slice]:
