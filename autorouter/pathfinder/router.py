@@ -140,15 +140,18 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         tree_size = g.route.nodes().size
         src_cost = stub_cost(src_len, lat.pitch)
         sink = g.task.pins[j].portals
-        rows, cols = roi_window(lat, np.concatenate([src, sink.nodes]), ctx.config.roi_margin, full)
+        rows, cols = roi_window(lat, np.concatenate([nearest_sources(lat, src, sink.nodes), sink.nodes]),
+                                ctx.config.roi_margin, full)
         cost_col, cost_row, cost_via = roi_costs(g.task, lat, ctx.occ, rows, cols, ctx.pres, ctx.config)
         shape = (len(lat.layers), rows.stop - rows.start, cols.stop - cols.start)
-        requests.append(RoiRequest(shape, cost_col, cost_row, cost_via, to_local(lat, src, rows, cols), src_cost,
-                                   to_local(lat, sink.nodes, rows, cols), stub_cost(sink.length, lat.pitch)))
+        inside = in_window(lat, src, rows, cols)
+        requests.append(RoiRequest(shape, cost_col, cost_row, cost_via, to_local(lat, src[inside], rows, cols),
+                                   src_cost[inside], to_local(lat, sink.nodes, rows, cols),
+                                   stub_cost(sink.length, lat.pitch)))
         windows.append((rows, cols, shape))
-        extras.append((src, src_target, tree_size))
+        extras.append((src, src_cost, src_target, tree_size))
     misses = []
-    for g, req, res, (rows, cols, shape), (src, src_target, tree_size) in zip(
+    for g, req, res, (rows, cols, shape), (src, src_cost, src_target, tree_size) in zip(
             ready, requests, ctx.engine.search(requests), windows, extras):
         if res.path is None:
             if full:
@@ -162,7 +165,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         start = np.flatnonzero(src == path[0])
         if start.size and start[0] >= tree_size:
             # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too
-            best = start[np.argmin(req.source_cost[start])]
+            best = start[np.argmin(src_cost[start])]
             add_stub(g.route, lat, src_target[best], path[0])
         g.route.paths.append(path)
         g.joined.append(j)
@@ -175,6 +178,15 @@ def add_stub(route: NetRoute, lat, target, node: int) -> None:
     route.stubs.append((int(layer), (float(target[0]), float(target[1])), (float(x), float(y))))
 
 
+def nearest_sources(lat, src: np.ndarray, sinks: np.ndarray) -> np.ndarray:
+    """The source nodes within 1.5 times the distance of the source nearest to the sink pin (on the board plane):
+    the ROI spans them and the sinks, not the whole tree of a large net."""
+    sx, sy = lat.node_xy(src)
+    kx, ky = lat.node_xy(sinks)
+    gap = np.hypot(sx[:, None] - kx[None, :], sy[:, None] - ky[None, :]).min(axis=1)
+    return src[gap <= 1.5 * gap.min() + lat.pitch]
+
+
 def roi_window(lat, nodes: np.ndarray, margin_mm: float, full: bool) -> tuple[slice, slice]:
     if full:
         return slice(0, lat.rows), slice(0, lat.cols)
@@ -182,6 +194,11 @@ def roi_window(lat, nodes: np.ndarray, margin_mm: float, full: bool) -> tuple[sl
     m = int(math.ceil(margin_mm / lat.pitch))
     return (slice(max(0, int(r.min()) - m), min(lat.rows, int(r.max()) + m + 1)),
             slice(max(0, int(c.min()) - m), min(lat.cols, int(c.max()) + m + 1)))
+
+
+def in_window(lat, nodes, rows: slice, cols: slice) -> np.ndarray:
+    _, r, c = lat.unravel(nodes)
+    return (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
 
 
 def to_local(lat, nodes, rows: slice, cols: slice) -> np.ndarray:

@@ -11,23 +11,41 @@ from __future__ import annotations
 import numpy as np
 
 from . import BLOCKED, NO_PARENT, RoiRequest, RoiResult
+from .sweep import UNREACHED, canonical_parents, sweep_distances
 
 KEY_NONE = np.int64(np.iinfo(np.int64).max)
 LOW32 = np.int64(0xFFFFFFFF)
 
 
 class CpuEngine:
+    """method "sweep" (default): min-plus line scans to the fixed point (sweep.py); "near_far": the round-by-round
+    reference. Both return the same distances and the same paths."""
     name = "cpu"
 
-    def __init__(self, delta: int):
+    def __init__(self, delta: int, method: str = "sweep"):
         self.delta = int(delta)
+        self.method = method
 
     def search(self, requests: list[RoiRequest], keep_dist: bool = False) -> list[RoiResult]:
         if not requests:
             return []
         batch = FlatBatch(requests)
-        key, rounds = near_far(batch, self.delta)
+        if self.method == "near_far":
+            key, rounds = near_far(batch, self.delta)
+        else:
+            key, rounds = swept_keys(batch)
         return batch.results(key, rounds, keep_dist)
+
+
+def swept_keys(b: "FlatBatch") -> tuple[np.ndarray, int]:
+    """The packed (distance, parent) keys of every ROI, by sweeps; rounds = the most sweeps any ROI took."""
+    parts, rounds = [], 0
+    for req in b.requests:
+        d, sweeps = sweep_distances(req)
+        parent = canonical_parents(req, d)
+        parts.append(np.where(d >= UNREACHED, KEY_NONE, (d << 32) | parent).ravel())
+        rounds = max(rounds, sweeps)
+    return np.concatenate(parts), rounds
 
 
 class FlatBatch:
