@@ -33,26 +33,43 @@ def class_radii(cls, rules, margin: float) -> Radii:
                  cls.via_diameter / 2 + clr + w_max / 2 + margin, via_via + margin)
 
 
+Stub = tuple[int, tuple[float, float], tuple[float, float]]      # layer, point on the pad, lattice node (mm)
+
+
+@dataclass
+class Connection:
+    path: np.ndarray                                   # flat node indices, source first
+    stubs: list[Stub] = field(default_factory=list)    # pad stubs at its ends
+
+
 @dataclass
 class NetRoute:
     """One net's routed geometry on the lattice."""
-    paths: list[np.ndarray] = field(default_factory=list)          # flat node indices, one array per connection
-    stubs: list[tuple[int, tuple[float, float], tuple[float, float]]] = field(default_factory=list)  # layer, pad, node
+    connections: list[Connection] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)                # reasons, one per failed connection
     cover_track: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     cover_via: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
+    @property
+    def paths(self) -> list[np.ndarray]:
+        return [c.path for c in self.connections]
+
+    @property
+    def stubs(self) -> list[Stub]:
+        return [s for c in self.connections for s in c.stubs]
+
     def nodes(self) -> np.ndarray:
-        return np.unique(np.concatenate(self.paths)) if self.paths else np.zeros(0, np.int64)
+        return np.unique(np.concatenate(self.paths)) if self.connections else np.zeros(0, np.int64)
 
     def via_sites(self, lattice: Lattice) -> np.ndarray:
         """Flat (row, col) indices of the vias: where a path changes layer."""
-        sites = []
-        for p in self.paths:
-            if p.size > 1:
-                hop = np.flatnonzero(np.abs(np.diff(p)) == lattice.plane)
-                sites.append(p[hop] % lattice.plane)
+        sites = [path_vias(p, lattice) for p in self.paths]
         return np.unique(np.concatenate(sites)) if sites else np.zeros(0, np.int64)
+
+
+def path_vias(path: np.ndarray, lattice: Lattice) -> np.ndarray:
+    hop = np.flatnonzero(np.abs(np.diff(path)) == lattice.plane)
+    return path[hop] % lattice.plane
 
 
 class Occupancy:
@@ -95,6 +112,9 @@ class Occupancy:
         nodes = route.nodes()
         sites = route.via_sites(self.lattice)
         return int((self.track[nodes] > 1).sum() + (self.via[sites] > 1).sum())
+
+    def connection_conflicts(self, conn: Connection) -> int:
+        return int((self.track[conn.path] > 1).sum() + (self.via[path_vias(conn.path, self.lattice)] > 1).sum())
 
     def add_history(self, routes, hist_fac: float) -> int:
         """Raise the history cost of every shared node; return how many are shared."""

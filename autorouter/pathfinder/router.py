@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..search import RoiRequest
-from .congestion import NetRoute, Occupancy, class_radii
+from .congestion import Connection, NetRoute, Occupancy, class_radii
 from .costs import roi_costs, stub_cost
 from .nets import NetTask
 
@@ -48,8 +48,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     start = time.monotonic()
     while iteration < config.max_iterations:
         iteration += 1
-        for first in range(0, len(pending), config.batch_size):
-            batch = pending[first:first + config.batch_size]
+        for batch in disjoint_batches(pending, lattice, config):
             for t in batch:
                 if t.net in routes:
                     occ.add(routes[t.net], -1)
@@ -72,21 +71,53 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
         if why:
             break
         ctx.pres *= config.pres_fac_mult
-    dropped = drop_conflicts(tasks, routes, occ)
+    dropped = drop_conflicts(tasks, routes, occ, radii)
     return Negotiation(routes, iteration, converged, dropped, why)
 
 
-def drop_conflicts(tasks, routes, occ) -> list[int]:
-    """Rip up nets, most conflicted first, until no route shares a node: what is left is legal."""
+def disjoint_batches(tasks: list[NetTask], lattice, config) -> list[list[NetTask]]:
+    """Batches of nets whose regions (pins plus the ROI margin) do not overlap, in the given order: nets of one batch
+    cannot meet, so searching them together against one cost snapshot routes them as one after another would."""
+    margin = config.roi_margin + lattice.pitch
+    batches: list[tuple[list[NetTask], list[tuple]]] = []
+    for t in tasks:
+        xs = [p.x for pin in t.pins for p in pin.pads]
+        ys = [p.y for pin in t.pins for p in pin.pads]
+        box = (min(xs) - margin, min(ys) - margin, max(xs) + margin, max(ys) + margin)
+        for members, boxes in batches:
+            if len(members) < config.batch_size and not any(overlap(box, b) for b in boxes):
+                members.append(t)
+                boxes.append(box)
+                break
+        else:
+            batches.append(([t], [box]))
+    return [members for members, _ in batches]
+
+
+def overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def drop_conflicts(tasks, routes, occ, radii) -> list[int]:
+    """Rip up connections, most conflicted first, until no route shares a node: what is left is legal."""
     dropped = []
     while True:
-        counts = {t.net: occ.conflicts(routes[t.net]) for t in tasks if t.net in routes}
-        worst = max(counts.items(), key=lambda kv: (kv[1], -kv[0]), default=(None, 0))
-        if worst[1] == 0:
+        worst, where = 0, None
+        for t in tasks:
+            for i, conn in enumerate(routes.get(t.net, NetRoute()).connections):
+                n = occ.connection_conflicts(conn)
+                if n > worst:
+                    worst, where = n, (t, i)
+        if where is None:
             return dropped
-        occ.add(routes[worst[0]], -1)
-        routes[worst[0]] = NetRoute(failed=["congestion: could not share the space with its neighbours"])
-        dropped.append(worst[0])
+        t, i = where
+        route = routes[t.net]
+        occ.add(route, -1)
+        del route.connections[i]
+        route.failed.append("congestion: no room left beside its neighbours")
+        occ.footprint(route, radii[t.net])
+        occ.add(route, +1)
+        dropped.append(t.net)
 
 
 @dataclass
@@ -161,21 +192,21 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
                 misses.append(g)
             continue
         path = to_global(lat, res.path, rows, cols, shape)
-        add_stub(g.route, lat, g.task.pins[j].portals.target[res.sink], path[-1])
+        conn = Connection(path, [stub(lat, g.task.pins[j].portals.target[res.sink], path[-1])])
         start = np.flatnonzero(src == path[0])
         if start.size and start[0] >= tree_size:
             # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too
             best = start[np.argmin(src_cost[start])]
-            add_stub(g.route, lat, src_target[best], path[0])
-        g.route.paths.append(path)
+            conn.stubs.append(stub(lat, src_target[best], path[0]))
+        g.route.connections.append(conn)
         g.joined.append(j)
     return misses
 
 
-def add_stub(route: NetRoute, lat, target, node: int) -> None:
+def stub(lat, target, node: int):
     layer, _, _ = lat.unravel(node)
     x, y = lat.node_xy(node)
-    route.stubs.append((int(layer), (float(target[0]), float(target[1])), (float(x), float(y))))
+    return int(layer), (float(target[0]), float(target[1])), (float(x), float(y))
 
 
 def nearest_sources(lat, src: np.ndarray, sinks: np.ndarray) -> np.ndarray:

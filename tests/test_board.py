@@ -1,0 +1,73 @@
+"""Board reading: every public board, pad placement, KiCad 10 nets, and one-line errors on bad files."""
+import math
+
+import pytest
+
+from autorouter.board import BoardError, load_board
+from autorouter.board.geometry import rotate_xy
+from conftest import BOARDS, needs_shared, shared_boards
+
+
+@needs_shared
+@pytest.mark.parametrize("path", shared_boards(), ids=lambda p: p.stem)
+def test_every_shared_board_is_read(path):
+    board = load_board(path)
+    assert board.copper_layers[0] == "F.Cu" and board.copper_layers[-1] == "B.Cu"
+    assert len(board.pads) > 10
+    assert board.outline.area > 50
+    assert any(p.net for p in board.pads)
+    # every pad with copper lies on the board (to within its own size)
+    off = [p for p in board.pads if p.layers and not board.outline.buffer(5).contains(p.outline)]
+    assert not off
+
+
+@needs_shared
+def test_kicad10_nets_come_from_pads():
+    board = load_board(BOARDS / "k10_tastexx.kicad_pcb")
+    names = {n.name for n in board.nets}
+    assert {"Row1", "LED5V", "Col0"} <= names
+    by_name = {n.name: n.number for n in board.nets}
+    assert any(p.net == by_name["Row1"] for p in board.pads)
+
+
+@needs_shared
+def test_layer_counts_by_name():
+    assert len(load_board(BOARDS / "k9_antmicro_kmake_8layer.kicad_pcb").copper_layers) == 8
+    assert len(load_board(BOARDS / "k9_orthoroute_backplane.kicad_pcb").copper_layers) == 18
+
+
+def test_rotation_follows_kicad_convention():
+    # KiCad's y axis points down: a footprint turned by 90 degrees moves a pad at local +x to board -y
+    x, y = rotate_xy(1.0, 0.0, 90)
+    assert math.isclose(x, 0, abs_tol=1e-12) and math.isclose(y, -1)
+
+
+@needs_shared
+def test_pad_positions_are_absolute():
+    board = load_board(BOARDS / "k9_atomic14_ch32v003_brains.kicad_pcb")
+    xs = sorted(round(p.x, 3) for p in board.pads)
+    assert xs[0] > 0 and xs[-1] - xs[0] > 5          # spread over the board, not clustered at footprint origins
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "not a KiCad board"),
+    ("hello world", "not a KiCad board"),
+    ("PCBNEW-BOARD Version 1 date 2010", "legacy KiCad 4/5"),
+    ("(kicad_pcb (version 20221018) (generator pcbnew)", "truncated or unbalanced"),
+    ("(kicad_pcb (version 20221018) (generator pcbnew)))", "unbalanced"),
+    ("(kicad_pcb (version 20101010) (generator pcbnew))", "too old"),
+    ("(kicad_pcb (version 20991231) (generator pcbnew))", "newer than this router knows"),
+    ("(kicad_pcb (version 20241229) (generator pcbnew))", "no copper layers"),
+    ('(kicad_pcb (version 20241229) (generator pcbnew) (layers (0 "F.Cu" signal) (2 "B.Cu" signal)))', "no outline"),
+])
+def test_bad_files_give_one_line(tmp_path, text, message):
+    path = tmp_path / "bad.kicad_pcb"
+    path.write_text(text)
+    with pytest.raises(BoardError) as err:
+        load_board(path)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(BoardError, match="no such file"):
+        load_board(tmp_path / "nope.kicad_pcb")

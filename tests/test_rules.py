@@ -1,0 +1,67 @@
+"""Design rules from every .kicad_pro form, with the board's minimums winning."""
+import json
+
+from autorouter.board.model import Board, Net
+from autorouter.board.rules import load_rules
+from autorouter.config import RouterConfig
+from shapely.geometry import box
+
+
+def board_with_project(tmp_path, project: dict, nets=("GND", "VCC", "SIG1", "/bus/D0")) -> Board:
+    path = tmp_path / "b.kicad_pcb"
+    (tmp_path / "b.kicad_pro").write_text(json.dumps(project))
+    return Board(str(path), 20241229, ["F.Cu", "B.Cu"], box(0, 0, 10, 10),
+                 [Net(0, "")] + [Net(i + 1, n) for i, n in enumerate(nets)], [], [], [], [], [])
+
+
+CLASSES = [{"name": "Default", "track_width": 0.2, "clearance": 0.15, "via_diameter": 0.6, "via_drill": 0.3},
+           {"name": "POWER", "track_width": 0.5, "clearance": 0.2, "via_diameter": 0.8, "via_drill": 0.4}]
+
+
+def test_kicad6_nets_inside_classes(tmp_path):
+    classes = [dict(CLASSES[0], nets=[]), dict(CLASSES[1], nets=["GND", "VCC"])]
+    rules = load_rules(board_with_project(tmp_path, {"net_settings": {"classes": classes}}), RouterConfig())
+    assert rules.for_net(1).name == "POWER" and rules.for_net(2).name == "POWER" and rules.for_net(3).name == "Default"
+
+
+def test_kicad8_assignments_and_wildcards(tmp_path):
+    settings = {"classes": CLASSES, "netclass_assignments": {"GND": "POWER"},
+                "netclass_patterns": [{"netclass": "POWER", "pattern": "/bus/*"}]}
+    rules = load_rules(board_with_project(tmp_path, {"net_settings": settings}), RouterConfig())
+    assert rules.for_net(1).track_width == 0.5 and rules.for_net(4).name == "POWER"
+    assert rules.for_net(3).name == "Default"
+
+
+def test_kicad9_lists_priority_and_missing_keys(tmp_path):
+    classes = [CLASSES[0], {"name": "HV", "clearance": 0.6, "priority": 1}, dict(CLASSES[1], priority=0)]
+    settings = {"classes": classes, "netclass_assignments": {"VCC": ["HV", "POWER"]}}
+    rules = load_rules(board_with_project(tmp_path, {"net_settings": settings}), RouterConfig())
+    assert rules.for_net(2).name == "POWER"                      # lower priority number wins
+    assert rules.classes["HV"].track_width == 0.2                # omitted keys come from Default
+
+
+def test_board_minimum_wins(tmp_path):
+    project = {"board": {"design_settings": {"rules": {"min_track_width": 0.3, "min_clearance": 0.3,
+                                                       "min_via_diameter": 1.5, "min_copper_edge_clearance": 0.5}}},
+               "net_settings": {"classes": CLASSES}}
+    rules = load_rules(board_with_project(tmp_path, project), RouterConfig())
+    d = rules.classes["Default"]
+    assert (d.track_width, d.clearance, d.via_diameter) == (0.3, 0.3, 1.5)
+    assert rules.edge_clearance == 0.5
+    assert any("raised to the board minimum" in n for n in rules.notes)
+
+
+def test_defaults_without_project(tmp_path):
+    board = board_with_project(tmp_path, {})
+    (tmp_path / "b.kicad_pro").unlink()
+    rules = load_rules(board, RouterConfig(default_track_width=0.3))
+    assert rules.classes["Default"].track_width == 0.3 and "default rules" in rules.notes[0]
+
+
+def test_invalid_project_json(tmp_path):
+    import pytest
+    from autorouter.board import BoardError
+    board = board_with_project(tmp_path, {})
+    (tmp_path / "b.kicad_pro").write_text("{not json")
+    with pytest.raises(BoardError, match="not valid JSON"):
+        load_rules(board, RouterConfig())

@@ -1,0 +1,76 @@
+"""The search engines against scipy's Dijkstra, and against each other: exact distances, identical paths."""
+import numpy as np
+import pytest
+
+from autorouter.search import BLOCKED, RoiRequest
+from autorouter.search.cpu import CpuEngine
+from search_cases import random_request, reference
+
+METHODS = ["sweep", "near_far"]
+
+
+def random_batch(seed, count=24, noisy=False):
+    rng = np.random.default_rng(seed)
+    return [random_request(rng, (int(rng.integers(1, 4)), int(rng.integers(1, 30)), int(rng.integers(1, 30))),
+                           blocked=0.15, n_src=int(rng.integers(1, 5)), n_sink=int(rng.integers(1, 5)), noisy=noisy)
+            for _ in range(count)]
+
+
+def path_cost(req: RoiRequest, path) -> int:
+    L, R, C = req.shape
+    total = int(req.source_cost[list(req.sources).index(path[0])])
+    for a, b in zip(path[:-1], path[1:]):
+        step = abs(int(b) - int(a))
+        cost = req.cost_via if step == R * C else req.cost_row if step == C else req.cost_col
+        assert step in (1, C, R * C)
+        total += int(cost.ravel()[b])
+    return total + int(req.sink_cost[list(req.sinks).index(path[-1])])
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("noisy", [False, True])
+def test_exact_against_dijkstra(method, noisy):
+    batch = random_batch(7 + noisy, noisy=noisy)
+    results = CpuEngine(delta=64, method=method).search(batch, keep_dist=True)
+    for req, res in zip(batch, results):
+        d = reference(req)
+        totals = np.where(np.isfinite(d[req.sinks]), d[req.sinks] + req.sink_cost, np.inf)
+        if np.isinf(totals.min()):
+            assert res.path is None
+            continue
+        assert res.cost == totals.min()
+        assert path_cost(req, res.path) == res.cost          # the path really costs what is claimed
+        settled = (res.dist >= 0) & (res.dist <= totals.min())
+        assert np.array_equal(res.dist[settled], d[settled])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_methods_return_identical_paths(seed):
+    batch = random_batch(100 + seed, noisy=seed % 2 == 1)
+    a = CpuEngine(64, "sweep").search(batch)
+    b = CpuEngine(64, "near_far").search(batch)
+    for x, y in zip(a, b):
+        assert (x.path is None) == (y.path is None)
+        if x.path is not None:
+            assert np.array_equal(x.path, y.path) and x.cost == y.cost and x.sink == y.sink
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_stops_only_when_every_sink_is_settled(method):
+    # a sink reached first by a short expensive edge must lose to a longer cheap path
+    cost = np.full((1, 1, 5), 1, np.int64)
+    cost[0, 0, 1] = 100
+    req = RoiRequest((1, 1, 5), cost, cost.copy(), np.full((1, 1, 5), BLOCKED), np.array([0]), np.array([0]),
+                     np.array([1, 4]), np.array([0, 0]))
+    res = CpuEngine(4, method).search([req])[0]
+    # cheapest total: 0 -> 4 along the line costs 100 + 1 + 1 + 1 = 103, sink 1 costs 100: sink 1 wins
+    assert res.sink == 0 and res.cost == 100 and list(res.path) == [0, 1]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_unreachable_sink(method):
+    cost = np.full((1, 1, 3), 1, np.int64)
+    cost[0, 0, 1] = BLOCKED
+    req = RoiRequest((1, 1, 3), cost, cost.copy(), cost.copy(), np.array([0]), np.array([0]), np.array([2]),
+                     np.array([0]))
+    assert CpuEngine(4, method).search([req])[0].path is None
