@@ -113,6 +113,12 @@ class Occupancy:
         sites = route.via_sites(self.lattice)
         return int((self.track[nodes] > 1).sum() + (self.via[sites] > 1).sum())
 
+    def shared_nodes(self, route: NetRoute) -> tuple[np.ndarray, np.ndarray]:
+        """The route's track nodes and via sites that lie in another net's cover."""
+        nodes = route.nodes()
+        sites = route.via_sites(self.lattice)
+        return nodes[self.track[nodes] > 1], sites[self.via[sites] > 1]
+
     def connection_conflicts(self, conn: Connection) -> int:
         return int((self.track[conn.path] > 1).sum() + (self.via[path_vias(conn.path, self.lattice)] > 1).sum())
 

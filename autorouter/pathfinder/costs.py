@@ -42,3 +42,9 @@ def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config)
 
 def stub_cost(length_mm: np.ndarray, pitch: float) -> np.ndarray:
     return np.rint(np.asarray(length_mm) / pitch * STEP).astype(np.int64)
+
+
+def node_penalty(occ, nodes: np.ndarray, pres: float) -> np.ndarray:
+    """What congestion adds to entering these nodes; charged to portal sources, which are never entered."""
+    mult = (1.0 + occ.hist_track[nodes]) * (1.0 + pres * occ.track[nodes])
+    return np.minimum(np.rint(STEP * (mult - 1.0)), COST_CAP).astype(np.int64)

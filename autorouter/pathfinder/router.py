@@ -15,7 +15,7 @@ import numpy as np
 
 from ..search import RoiRequest
 from .congestion import Connection, NetRoute, Occupancy, class_radii
-from .costs import roi_costs, stub_cost
+from .costs import node_penalty, roi_costs, stub_cost
 from .nets import NetTask
 
 
@@ -60,7 +60,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             if why:
                 break
         shared = occ.add_history(routes.values(), config.hist_fac)
-        pending = [t for t in tasks if t.net in routes and occ.conflicts(routes[t.net])]
+        pending = nets_in_conflict(tasks, routes, occ)
         if on_progress:
             on_progress({"stage": "iteration", "iteration": iteration, "nets": len(routes),
                          "conflicted": len(pending), "shared": shared, "elapsed": time.monotonic() - start,
@@ -73,6 +73,24 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
         ctx.pres *= config.pres_fac_mult
     dropped = drop_conflicts(tasks, routes, occ, radii)
     return Negotiation(routes, iteration, converged, dropped, why)
+
+
+def nets_in_conflict(tasks, routes, occ) -> list[NetTask]:
+    """Nets with a node in another net's cover, and the nets whose cover it is: both sides of every conflict move,
+    or a net whose stub blocks another's pad would never be asked to make room."""
+    shared_t, shared_v = [], []
+    for t in tasks:
+        if t.net in routes:
+            nodes, sites = occ.shared_nodes(routes[t.net])
+            shared_t.append(nodes)
+            shared_v.append(sites)
+    shared_t = np.unique(np.concatenate(shared_t)) if shared_t else np.zeros(0, np.int64)
+    shared_v = np.unique(np.concatenate(shared_v)) if shared_v else np.zeros(0, np.int64)
+    if not shared_t.size and not shared_v.size:
+        return []
+    return [t for t in tasks if t.net in routes and (
+        np.isin(shared_t, routes[t.net].cover_track, assume_unique=True).any()
+        or np.isin(shared_v, routes[t.net].cover_via, assume_unique=True).any())]
 
 
 def disjoint_batches(tasks: list[NetTask], lattice, config) -> list[list[NetTask]]:
@@ -170,6 +188,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         src, src_len, src_target = tree_sources(g)
         tree_size = g.route.nodes().size
         src_cost = stub_cost(src_len, lat.pitch)
+        src_cost[tree_size:] += node_penalty(ctx.occ, src[tree_size:], ctx.pres)
         sink = g.task.pins[j].portals
         rows, cols = roi_window(lat, np.concatenate([nearest_sources(lat, src, sink.nodes), sink.nodes]),
                                 ctx.config.roi_margin, full)
