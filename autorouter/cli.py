@@ -64,6 +64,13 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         err.print("autorouter: interrupted; nothing written", highlight=False)
         return 130
+    except MemoryError:
+        err.print("autorouter: error: out of memory (try a coarser --pitch)", highlight=False)
+        return EXIT_BAD_INPUT
+    except Exception as e:  # never a traceback for the user: one line, and nothing written
+        err.print(f"autorouter: internal error: {type(e).__name__}: {e} (nothing written; please report this board)",
+                  highlight=False, markup=False, soft_wrap=True)
+        return EXIT_BAD_INPUT
 
 
 def output_path(args) -> Path:

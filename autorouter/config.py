@@ -26,7 +26,8 @@ class RouterConfig:
     clearance_margin: float = 0.01
     # Margin in mm around a connection's pins that bounds its region of interest (ROI); larger finds detours.
     roi_margin: float = 4.0
-    # Connections searched together in one engine call (a batch of ROIs); larger is faster, smaller converges sooner.
+    # Most nets searched together in one engine call; nets of one batch never share a region, so this only trades
+    # memory for speed.
     batch_size: int = 16
     # Cost of a via, in lattice steps; higher gives fewer vias and longer tracks.
     via_cost: float = 8.0

@@ -138,6 +138,8 @@ def hole_violations(rules, items, report) -> None:
         return
     tree = STRtree([h.hole for h in holes])
     probe = [k for k, h in enumerate(holes) if h.checked]
+    if not probe:
+        return
     a, b = tree.query([holes[k].hole for k in probe], predicate="dwithin", distance=rules.hole_to_hole)
     for ka, kb in zip(np.asarray(probe)[a].tolist(), b.tolist()):
         if ka == kb or (holes[kb].checked and kb < ka):

@@ -1,0 +1,83 @@
+"""The command line: exit codes, one-line errors, nothing written on bad input, and a real route."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BOARDS, needs_shared
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "autorouter", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+def assert_one_line_error(proc, words):
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and words in lines[0], proc.stderr
+
+
+def test_version():
+    proc = run("--version")
+    assert proc.returncode == 0 and "autorouter" in proc.stdout
+
+
+def test_missing_input(tmp_path):
+    assert_one_line_error(run("route", tmp_path / "none.kicad_pcb", "-o", tmp_path / "o.kicad_pcb"), "no such file")
+    assert not (tmp_path / "o.kicad_pcb").exists()
+
+
+@needs_shared
+def test_output_equal_to_input_needs_in_place(tmp_path):
+    board = BOARDS / "k10_tastexx.kicad_pcb"
+    assert_one_line_error(run("route", board, "-o", board), "--in-place")
+
+
+@needs_shared
+def test_missing_output_directory(tmp_path):
+    proc = run("route", BOARDS / "k10_tastexx.kicad_pcb", "-o", tmp_path / "no" / "o.kicad_pcb")
+    assert_one_line_error(proc, "does not exist")
+
+
+@needs_shared
+def test_bad_config_value(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("batch_size: -3\n")
+    proc = run("route", BOARDS / "k10_tastexx.kicad_pcb", "-o", tmp_path / "o.kicad_pcb", "--config", cfg)
+    assert_one_line_error(proc, "batch_size")
+
+
+def test_truncated_board(tmp_path):
+    bad = tmp_path / "bad.kicad_pcb"
+    bad.write_text("(kicad_pcb (version 20241229) (generator pcbnew) (layers")
+    assert_one_line_error(run("route", bad, "-o", tmp_path / "o.kicad_pcb"), "truncated")
+    assert not (tmp_path / "o.kicad_pcb").exists()
+
+
+@needs_shared
+def test_routes_kicad10_board_and_reports_json(tmp_path):
+    out = tmp_path / "routed.kicad_pcb"
+    src = BOARDS / "k10_tastexx.kicad_pcb"
+    before = src.read_bytes()
+    proc = run("route", src, "-o", out, "--json", "--backend", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout)
+    assert info["connections_routed"] == info["connections"] > 0 and info["drc_violations"] == 0
+    assert src.read_bytes() == before                           # the input is never touched
+    text = out.read_text()
+    assert text.count("(segment") == info["tracks"] and text.count("(via") == info["vias"]
+    check = run("check", out, "--json")
+    assert check.returncode == 0 and json.loads(check.stdout) == {"violations": [], "unrouted": {}}
+
+
+@needs_shared
+def test_in_place_keeps_a_backup(tmp_path):
+    board = tmp_path / "b.kicad_pcb"
+    original = (BOARDS / "k10_tastexx.kicad_pcb").read_text()
+    board.write_text(original)
+    proc = run("route", board, "--in-place", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "b.kicad_pcb.bak").read_text() == original and "(segment" in board.read_text()

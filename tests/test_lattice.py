@@ -1,0 +1,77 @@
+"""The lattice: obstacles around other nets' copper, the board edge, holes; portals on every layer of a pad."""
+import numpy as np
+import pytest
+from shapely.geometry import Point, box
+
+from autorouter.board.geometry import circle
+from autorouter.board.model import Board, CopperGraphic, Net, Pad
+from autorouter.board.rules import DesignRules, NetClassRules
+from autorouter.lattice import FREE, HARD, build_obstacles, disc_offsets, make_lattice
+from autorouter.lattice.portals import pin_portals
+
+RULES = DesignRules({"Default": NetClassRules("Default", 0.2, 0.2, 0.6, 0.3)}, {}, 0.5, 0.25, 0.0, "test")
+
+
+def pad(net, x, y, size=1.0, layers=("F.Cu", "B.Cu"), drill=0.0):
+    return Pad("U1", str(net), net, x, y, 0.0, "circle", layers, circle(x, y, size / 2), drill,
+               circle(x, y, drill / 2) if drill else None)
+
+
+def board(pads, graphics=()):
+    return Board("t.kicad_pcb", 20241229, ["F.Cu", "B.Cu"], box(0, 0, 20, 10), [Net(0, ""), Net(1, "A"), Net(2, "B")],
+                 pads, [], [], [], list(graphics))
+
+
+def test_disc_offsets_strictly_inside():
+    off = disc_offsets(1.0, 0.5)
+    d = np.hypot(*off.T) * 0.5
+    # radius 2 pitches, strictly: the 3x3 block; (2, 0) at exactly 1 mm is legal spacing, so not covered
+    assert (d < 1.0).all() and len(off) == 9
+    assert len(disc_offsets(1.01, 0.5)) == 13
+
+
+def test_other_nets_copper_is_inflated_by_clearance_and_half_width():
+    b = board([pad(1, 5, 5), pad(2, 15, 5, layers=("F.Cu",))])
+    lat = make_lattice(b.outline.bounds, b.copper_layers, 0.1)
+    prof = build_obstacles(b, RULES, lat, 0.0)["Default"]
+    reach = 0.5 + 0.2 + 0.1           # pad radius + clearance + half the track width
+    for net_pad, layer in ((b.pads[0], 0), (b.pads[1], 0)):
+        rr, cc = np.mgrid[0:lat.rows, 0:lat.cols]
+        x, y = lat.xy(rr, cc)
+        d = np.hypot(x - net_pad.x, y - net_pad.y)
+        owner = prof.track_owner[layer]
+        assert (owner[d < reach - 0.01] == net_pad.net).all()
+        assert not np.isin(owner[(d > reach + 0.02) & (d < reach + 0.5)], [net_pad.net]).any()
+    assert (prof.track_owner[1][np.hypot(*(np.array(lat.xy(*np.mgrid[0:lat.rows, 0:lat.cols])) -
+                                          np.array([15, 5])[:, None, None])) < 0.5] == FREE).all()
+
+
+def test_edge_and_graphics_are_hard():
+    b = board([pad(1, 5, 5)], [CopperGraphic(box(9, 4, 11, 6), "F.Cu")])
+    lat = make_lattice(b.outline.bounds, b.copper_layers, 0.1)
+    prof = build_obstacles(b, RULES, lat, 0.0)["Default"]
+    assert (prof.track_owner[:, 0, :] == HARD).all()                       # on the edge
+    r, c = int(round((5 - lat.y0) / 0.1)), int(round((10 - lat.x0) / 0.1))
+    assert prof.track_owner[0, r, c] == HARD and prof.track_owner[1, r, c] == FREE
+
+
+def test_vias_keep_hole_to_hole_from_any_hole():
+    b = board([pad(1, 5, 5, size=1.6, drill=0.8)])
+    lat = make_lattice(b.outline.bounds, b.copper_layers, 0.1)
+    prof = build_obstacles(b, RULES, lat, 0.0)["Default"]
+    r, c = int(round((5 - lat.y0) / 0.1)), int(round((5 - lat.x0) / 0.1))
+    assert prof.via_owner[r, c] == HARD                                   # not even net A's via in its own hole
+    assert prof.track_owner[0, r, c] == 1                                 # but net A's track may end there
+
+
+def test_portals_on_every_layer_of_a_through_hole_pad():
+    b = board([pad(1, 5.03, 5.07), pad(2, 15, 5, layers=("F.Cu",))])
+    lat = make_lattice(b.outline.bounds, b.copper_layers, 0.25)
+    profiles = build_obstacles(b, RULES, lat, 0.0)
+    portals = pin_portals([b.pads[0]], {"F.Cu": 0, "B.Cu": 1}, profiles["Default"], lat, 4)
+    layers = set((portals.nodes // lat.plane).tolist())
+    assert layers == {0, 1}
+    single = pin_portals([b.pads[1]], {"F.Cu": 0, "B.Cu": 1}, profiles["Default"], lat, 4)
+    assert set((single.nodes // lat.plane).tolist()) == {0}
+    x, y = lat.node_xy(portals.nodes)
+    assert np.all(np.hypot(x - 5.03, y - 5.07) <= portals.length + 1e-9 + 0.5)
