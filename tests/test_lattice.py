@@ -33,7 +33,7 @@ def test_disc_offsets_strictly_inside():
 def test_other_nets_copper_is_inflated_by_clearance_and_half_width():
     b = board([pad(1, 5, 5), pad(2, 15, 5, layers=("F.Cu",))])
     lat = make_lattice(b.outline.bounds, b.copper_layers, 0.1)
-    prof = build_obstacles(b, RULES, lat, 0.0)["Default"]
+    prof = build_obstacles(b, RULES, lat, 0.0)[RULES.classes["Default"]]
     reach = 0.5 + 0.2 + 0.1           # pad radius + clearance + half the track width
     for net_pad, layer in ((b.pads[0], 0), (b.pads[1], 0)):
         rr, cc = np.mgrid[0:lat.rows, 0:lat.cols]
@@ -49,7 +49,7 @@ def test_other_nets_copper_is_inflated_by_clearance_and_half_width():
 def test_edge_and_graphics_are_hard():
     b = board([pad(1, 5, 5)], [CopperGraphic(box(9, 4, 11, 6), "F.Cu")])
     lat = make_lattice(b.outline.bounds, b.copper_layers, 0.1)
-    prof = build_obstacles(b, RULES, lat, 0.0)["Default"]
+    prof = build_obstacles(b, RULES, lat, 0.0)[RULES.classes["Default"]]
     assert (prof.track_owner[:, 0, :] == HARD).all()                       # on the edge
     r, c = int(round((5 - lat.y0) / 0.1)), int(round((10 - lat.x0) / 0.1))
     assert prof.track_owner[0, r, c] == HARD and prof.track_owner[1, r, c] == FREE
@@ -58,7 +58,7 @@ def test_edge_and_graphics_are_hard():
 def test_vias_keep_hole_to_hole_from_any_hole():
     b = board([pad(1, 5, 5, size=1.6, drill=0.8)])
     lat = make_lattice(b.outline.bounds, b.copper_layers, 0.1)
-    prof = build_obstacles(b, RULES, lat, 0.0)["Default"]
+    prof = build_obstacles(b, RULES, lat, 0.0)[RULES.classes["Default"]]
     r, c = int(round((5 - lat.y0) / 0.1)), int(round((5 - lat.x0) / 0.1))
     assert prof.via_owner[r, c] == HARD                                   # not even net A's via in its own hole
     assert prof.track_owner[0, r, c] == 1                                 # but net A's track may end there
@@ -68,10 +68,10 @@ def test_portals_on_every_layer_of_a_through_hole_pad():
     b = board([pad(1, 5.03, 5.07), pad(2, 15, 5, layers=("F.Cu",))])
     lat = make_lattice(b.outline.bounds, b.copper_layers, 0.25)
     profiles = build_obstacles(b, RULES, lat, 0.0)
-    portals = pin_portals([b.pads[0]], {"F.Cu": 0, "B.Cu": 1}, profiles["Default"], lat, 4)
+    portals = pin_portals([b.pads[0]], {"F.Cu": 0, "B.Cu": 1}, profiles[RULES.classes["Default"]], lat, 4)
     layers = set((portals.nodes // lat.plane).tolist())
     assert layers == {0, 1}
-    single = pin_portals([b.pads[1]], {"F.Cu": 0, "B.Cu": 1}, profiles["Default"], lat, 4)
+    single = pin_portals([b.pads[1]], {"F.Cu": 0, "B.Cu": 1}, profiles[RULES.classes["Default"]], lat, 4)
     assert set((single.nodes // lat.plane).tolist()) == {0}
     x, y = lat.node_xy(portals.nodes)
     assert np.all(np.hypot(x - 5.03, y - 5.07) <= portals.length + 1e-9 + 0.5)

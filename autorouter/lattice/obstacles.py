@@ -138,9 +138,20 @@ def block_outside(owner: np.ndarray, lattice: Lattice, allowed: BaseGeometry) ->
     owner[:, ~inside] = HARD
 
 
-def build_obstacles(board: Board, rules: DesignRules, lattice: Lattice, margin: float) -> dict[str, Profile]:
-    """One Profile per net class in use."""
-    items, hole_list = copper_items(board), holes(board)
-    used = {rules.for_net(n.number).name for n in board.nets if n.number} | {"Default"}
-    return {name: build_profile(board, rules, rules.classes[name], lattice, items, hole_list, margin)
-            for name in sorted(used) if name in rules.classes}
+class Obstacles:
+    """Profiles built on first use, one per set of class rules (a necked-down class gets its own)."""
+
+    def __init__(self, board: Board, rules: DesignRules, lattice: Lattice, margin: float):
+        self.board, self.rules, self.lattice, self.margin = board, rules, lattice, margin
+        self.items, self.holes = copper_items(board), holes(board)
+        self.profiles: dict[NetClassRules, Profile] = {}
+
+    def __getitem__(self, cls: NetClassRules) -> Profile:
+        if cls not in self.profiles:
+            self.profiles[cls] = build_profile(self.board, self.rules, cls, self.lattice, self.items, self.holes,
+                                               self.margin)
+        return self.profiles[cls]
+
+
+def build_obstacles(board: Board, rules: DesignRules, lattice: Lattice, margin: float) -> Obstacles:
+    return Obstacles(board, rules, lattice, margin)

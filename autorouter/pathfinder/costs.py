@@ -14,8 +14,11 @@ STEP = 16
 COST_CAP = 1 << 22
 
 
-def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config):
-    """(cost_col, cost_row, cost_via) int64 arrays of shape (layers, rows, cols) for task's net in the window."""
+def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config, own_vias=None, via_gap: float = 0.0):
+    """(cost_col, cost_row, cost_via) int64 arrays of shape (layers, rows, cols) for task's net in the window.
+
+    own_vias (flat row/col indices) are the net's vias so far: a new via may reuse one, but not sit closer to it than
+    via_gap (hole to hole applies within a net too)."""
     L = len(lattice.layers)
     net, profile = task.net, task.profile
     owner = profile.track_owner[:, rows, cols]
@@ -36,8 +39,27 @@ def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config)
     hist_v = occ.hist_via.reshape(lattice.rows, lattice.cols)[rows, cols]
     vmult = (1.0 + hist_v) * (1.0 + pres * crowd_v)
     via = np.minimum(np.rint(config.via_cost * STEP * vmult), COST_CAP)[None] + np.zeros((L, 1, 1))
+    if own_vias is not None and own_vias.size:
+        via_ok &= ~near_own_vias(lattice, own_vias, rows, cols, via_gap)
     cost_via = np.where(legal & via_ok[None], via, BLOCKED).astype(np.int64)
     return cost_col, cost_row, cost_via
+
+
+def near_own_vias(lattice, sites: np.ndarray, rows: slice, cols: slice, gap: float) -> np.ndarray:
+    """(rows, cols) mask of the window: closer than gap to one of the sites, but not a site itself."""
+    from ..lattice.grid import disc_offsets
+    r, c = np.divmod(sites, lattice.cols)
+    off = disc_offsets(gap, lattice.pitch)
+    rr = (r[:, None] + off[None, :, 0]).ravel() - rows.start
+    cc = (c[:, None] + off[None, :, 1]).ravel() - cols.start
+    h, w = rows.stop - rows.start, cols.stop - cols.start
+    inside = (rr >= 0) & (rr < h) & (cc >= 0) & (cc < w)
+    mask = np.zeros((h, w), bool)
+    mask[rr[inside], cc[inside]] = True
+    r0, c0 = r - rows.start, c - cols.start
+    own = (r0 >= 0) & (r0 < h) & (c0 >= 0) & (c0 < w)
+    mask[r0[own], c0[own]] = False
+    return mask
 
 
 def stub_cost(length_mm: np.ndarray, pitch: float) -> np.ndarray:

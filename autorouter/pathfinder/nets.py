@@ -2,7 +2,7 @@
 and the order in which they join the net (breadth-first over the Borůvka tree)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from shapely.strtree import STRtree
@@ -11,7 +11,7 @@ from ..board.geometry import circle
 from ..board.model import Board, Pad
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
-from ..lattice.obstacles import Profile
+from ..lattice.obstacles import Obstacles, Profile
 from ..lattice.portals import Portals, pin_portals
 from ..mst import boruvka, complete_edges, connection_order
 
@@ -30,6 +30,7 @@ class NetTask:
     profile: Profile
     pins: list[Pin]                      # in connection order: pins[0] is the root
     blocked: list[str] = field(default_factory=list)     # pads with no portal
+    notes: list[str] = field(default_factory=list)       # what the report should say about this net
 
     @property
     def connections(self) -> int:
@@ -62,7 +63,26 @@ def pad_clusters(board: Board, net: int, pads: list[Pad]) -> list[list[Pad]]:
     return list(groups.values())
 
 
-def build_tasks(board: Board, rules: DesignRules, profiles: dict[str, Profile], lattice: Lattice, config,
+def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, layer_index, lattice, config):
+    """Pins with portals at the net class's width; where a pad cannot be reached at that width (a wide power track
+    into a fine-pitch pad), the narrowest class in use instead: KiCad's DRC enforces the board's minimum width, not
+    the class width, so necking a whole net down stays legal. Returns (class used, pins, blocked pad names)."""
+    narrowest = min(c.track_width for c in rules.classes.values())
+    necked = replace(cls, name=f"{cls.name}, necked", track_width=narrowest)
+    for candidate in ([cls, necked] if narrowest < cls.track_width else [cls]):
+        profile = profiles[candidate]
+        pins, blocked = [], []
+        for group in clusters:
+            portals = pin_portals(group, layer_index, profile, lattice, config.portal_radius)
+            if portals.nodes.size == 0:
+                blocked.append("/".join(p.name for p in group))
+            pins.append(Pin(group, portals))
+        if not blocked:
+            break
+    return candidate, pins, blocked
+
+
+def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: Lattice, config,
                 only: set[str] | None = None) -> list[NetTask]:
     layer_index = {name: i for i, name in enumerate(board.copper_layers)}
     tasks = []
@@ -75,17 +95,16 @@ def build_tasks(board: Board, rules: DesignRules, profiles: dict[str, Profile], 
         clusters = pad_clusters(board, net, pads)
         if len(clusters) < 2:
             continue
-        cls = rules.for_net(net)
-        profile = profiles[cls.name]
         points = np.array([(p.x, p.y) for group in clusters for p in group])
         labels = np.repeat(np.arange(len(clusters)), [len(g) for g in clusters])
         u, v, w = complete_edges(points, labels)
         order = connection_order(len(clusters), u, v, boruvka(len(clusters), u, v, w))
-        pins, blocked = [], []
-        for i in order:
-            portals = pin_portals(clusters[i], layer_index, profile, lattice, config.portal_radius)
-            if portals.nodes.size == 0:
-                blocked.append("/".join(p.name for p in clusters[i]))
-            pins.append(Pin(clusters[i], portals))
-        tasks.append(NetTask(net, name, cls, profile, pins, blocked))
+        cls, pins, blocked = reachable_pins([clusters[i] for i in order], rules.for_net(net), rules, profiles,
+                                            layer_index, lattice, config)
+        notes = []
+        if cls is not rules.for_net(net):
+            notes.append(f"net {name}: routed {cls.track_width:g} mm wide (class {cls.name}): some of its pads are "
+                         f"too close to their neighbours for {rules.for_net(net).track_width:g} mm")
+        profile = profiles[cls]
+        tasks.append(NetTask(net, name, cls, profile, pins, blocked, notes))
     return tasks

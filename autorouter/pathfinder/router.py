@@ -34,6 +34,7 @@ class Context:
     occ: Occupancy
     engine: object
     config: object
+    rules: object
     pres: float = 0.0
 
 
@@ -41,7 +42,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
               should_stop=lambda: "") -> Negotiation:
     occ = Occupancy(lattice)
     radii = {t.net: class_radii(t.rules, rules, config.clearance_margin) for t in tasks}
-    ctx = Context(lattice, occ, engine, config, config.pres_fac_initial)
+    ctx = Context(lattice, occ, engine, config, rules, config.pres_fac_initial)
     routes: dict[int, NetRoute] = {}
     pending = [t for t in tasks if t.connections]
     iteration, converged, why = 0, False, ""
@@ -192,7 +193,9 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         sink = g.task.pins[j].portals
         rows, cols = roi_window(lat, np.concatenate([nearest_sources(lat, src, sink.nodes), sink.nodes]),
                                 ctx.config.roi_margin, full)
-        cost_col, cost_row, cost_via = roi_costs(g.task, lat, ctx.occ, rows, cols, ctx.pres, ctx.config)
+        via_gap = g.task.rules.via_drill + ctx.rules.hole_to_hole + ctx.config.clearance_margin
+        cost_col, cost_row, cost_via = roi_costs(g.task, lat, ctx.occ, rows, cols, ctx.pres, ctx.config,
+                                                 g.route.via_sites(lat), via_gap)
         shape = (len(lat.layers), rows.stop - rows.start, cols.stop - cols.start)
         inside = in_window(lat, src, rows, cols)
         requests.append(RoiRequest(shape, cost_col, cost_row, cost_via, to_local(lat, src[inside], rows, cols),
