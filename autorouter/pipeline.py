@@ -54,8 +54,10 @@ class RouteResult:
 
 
 def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
-    """Half of the narrowest track plus clearance: neighbouring nets can then run on every other lattice line."""
-    return min(c.track_width + c.clearance + config.clearance_margin for c in rules.classes.values()) / 2
+    """Half of the narrowest track plus the largest clearance: nets of the narrowest class can then run on every
+    other lattice line."""
+    narrowest = min(c.track_width for c in rules.classes.values())
+    return (narrowest + rules.max_clearance + config.clearance_margin) / 2
 
 
 def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=None, nets: set[str] | None = None,
@@ -77,7 +79,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
-    tracks, vias = routes_to_items(lattice, tasks, outcome.routes)
+    tracks, vias = routes_to_items(lattice, tasks, outcome.routes, rules.hole_to_hole + config.clearance_margin)
     timings["tracks and vias"] = time.monotonic() - t0
     notes = ([engine_note] if engine_note else []) + [note for t in tasks for note in t.notes]
     return RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,

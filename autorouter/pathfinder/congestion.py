@@ -1,9 +1,10 @@
 """Occupancy of the lattice and the footprint of a routed net, with symmetric add and remove.
 
 A routed net covers the nodes where another net's track centre-line, or another net's via centre, may not be:
-discs around its track nodes and vias (on every layer for a via), and around its pad stubs. Radii use the largest
-clearance and the other side's largest width, so two covers never both miss a real clearance violation. A route is
-legal when none of its track nodes and vias lies in another net's cover: occupancy 1 (its own) at each.
+discs around its track nodes and vias (on every layer for a via), and around its pad stubs. A route is legal when
+none of its track nodes and vias lies in another net's cover: occupancy 1 (its own) at each. A conflict counts when
+either side's cover holds the other, so the track-over-track radius can be the net's own width plus the largest
+clearance: of two nets, the wider one's radius is at least half of both widths plus the clearance.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def class_radii(cls, rules, margin: float) -> Radii:
     via_max = max(c.via_diameter for c in rules.classes.values())
     drill_max = max(c.via_drill for c in rules.classes.values())
     via_via = max(cls.via_diameter / 2 + clr + via_max / 2, cls.via_drill / 2 + rules.hole_to_hole + drill_max / 2)
-    return Radii(cls.track_width / 2 + clr + w_max / 2 + margin, cls.track_width / 2 + clr + via_max / 2 + margin,
+    return Radii(cls.track_width + clr + margin, cls.track_width / 2 + clr + via_max / 2 + margin,
                  cls.via_diameter / 2 + clr + w_max / 2 + margin, via_via + margin)
 
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
 
@@ -40,7 +42,7 @@ def corners(path: np.ndarray, lattice) -> list[np.ndarray]:
     return runs
 
 
-def routes_to_items(lattice, tasks, routes) -> tuple[list[NewTrack], list[NewVia]]:
+def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[list[NewTrack], list[NewVia]]:
     tracks: list[NewTrack] = []
     vias: list[NewVia] = []
     for task in tasks:
@@ -49,22 +51,33 @@ def routes_to_items(lattice, tasks, routes) -> tuple[list[NewTrack], list[NewVia
             continue
         width = task.rules.track_width
         seen: set = set()
+
+        def add(a, b, layer):
+            key = (layer,) + tuple(sorted([a, b]))
+            if a != b and key not in seen:
+                seen.add(key)
+                tracks.append(NewTrack(a, b, width, layer, task.net))
+
         for path in route.paths:
             for run in corners(path, lattice):
                 layer = lattice.layers[int(run[0] // lattice.plane)]
                 x, y = lattice.node_xy(run)
                 for i in range(len(run) - 1):
-                    a, b = (float(x[i]), float(y[i])), (float(x[i + 1]), float(y[i + 1]))
-                    key = (layer,) + tuple(sorted([a, b]))
-                    if key not in seen:
-                        seen.add(key)
-                        tracks.append(NewTrack(a, b, width, layer, task.net))
+                    add((float(x[i]), float(y[i])), (float(x[i + 1]), float(y[i + 1])), layer)
         for layer, pad_xy, node_xy in route.stubs:
-            if pad_xy != node_xy:
-                tracks.append(NewTrack(pad_xy, node_xy, width, lattice.layers[layer], task.net))
-        sites = route.via_sites(lattice)
-        rows, cols = np.divmod(sites, lattice.cols)
-        x, y = lattice.xy(rows, cols)
-        for vx, vy in zip(x.tolist(), y.tolist()):
-            vias.append(NewVia(vx, vy, task.rules.via_diameter, task.rules.via_drill, task.net))
+            add(pad_xy, node_xy, lattice.layers[layer])
+        gap = task.rules.via_drill + hole_to_hole
+        kept: list[tuple[float, float]] = []
+        nodes = route.nodes()
+        for site in route.via_sites(lattice).tolist():
+            x, y = (float(v) for v in lattice.xy(*divmod(site, lattice.cols)))
+            twin = next((k for k in kept if math.dist(k, (x, y)) < gap), None)
+            if twin is None:
+                kept.append((x, y))
+                vias.append(NewVia(x, y, task.rules.via_diameter, task.rules.via_drill, task.net))
+                continue
+            # two vias of one net closer than a hole apart (a path that hopped under something): keep one, and
+            # join the other's tracks to it on each layer they reach (the stretch lies within both vias' footprint)
+            for layer in np.unique(nodes[nodes % lattice.plane == site] // lattice.plane).tolist():
+                add((x, y), twin, lattice.layers[layer])
     return tracks, vias
