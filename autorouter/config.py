@@ -39,6 +39,8 @@ class RouterConfig:
     portal_radius: int = 4
     # PathFinder: iterations before giving up on shared resources.
     max_iterations: int = 40
+    # PathFinder: give up sooner when this many iterations in a row did not lower the count of shared nodes.
+    stall_iterations: int = 8
     # PathFinder: present-congestion factor of the first iteration, and its growth per iteration.
     pres_fac_initial: float = 0.5
     pres_fac_mult: float = 1.6
@@ -67,6 +69,7 @@ class RouterConfig:
             "delta": (0 < self.delta <= 1e6, "> 0"),
             "portal_radius": (1 <= self.portal_radius <= 50, "1 .. 50"),
             "max_iterations": (1 <= self.max_iterations <= 10_000, "1 .. 10000"),
+            "stall_iterations": (1 <= self.stall_iterations <= 10_000, "1 .. 10000"),
             "pres_fac_initial": (0 <= self.pres_fac_initial <= 1e6, "0 .. 1e6"),
             "pres_fac_mult": (1 <= self.pres_fac_mult <= 100, "1 .. 100"),
             "hist_fac": (0 <= self.hist_fac <= 1e6, "0 .. 1e6"),

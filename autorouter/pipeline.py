@@ -69,6 +69,8 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     lattice = make_lattice(board.outline.bounds, board.copper_layers, pitch)
     report({"stage": "lattice", "shape": lattice.shape, "pitch": pitch})
     profiles = build_obstacles(board, rules, lattice, config.clearance_margin)
+    for net in {rules.for_net(n.number) for n in board.nets if n.number}:
+        profiles[net]                       # rasterise the classes in use now, so the lattice stage owns its time
     timings["lattice"] = time.monotonic() - t0
     t0 = time.monotonic()
     tasks = build_tasks(board, rules, profiles, lattice, config, nets)

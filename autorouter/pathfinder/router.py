@@ -46,6 +46,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     routes: dict[int, NetRoute] = {}
     pending = [t for t in tasks if t.connections]
     iteration, converged, why = 0, False, ""
+    best_shared, since_best = None, 0
     start = time.monotonic()
     while iteration < config.max_iterations:
         iteration += 1
@@ -70,6 +71,11 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             converged = True
             break
         if why:
+            break
+        best_shared, since_best = (shared, 0) if best_shared is None or shared < best_shared else (best_shared,
+                                                                                                  since_best + 1)
+        if since_best >= config.stall_iterations:
+            why = f"no progress in {since_best} iterations"
             break
         ctx.pres *= config.pres_fac_mult
     dropped = drop_conflicts(tasks, routes, occ, radii)

@@ -16,12 +16,35 @@ from . import BLOCKED, NO_PARENT, RoiRequest
 UNREACHED = np.int64(1 << 56)
 
 
-def scan(d: np.ndarray, enter: np.ndarray, axis: int, reverse: bool) -> np.ndarray:
-    """One min-plus scan of d along axis with per-node entering costs."""
+
+
+def line_scans(req: RoiRequest) -> list[tuple[int, bool, np.ndarray]]:
+    """(axis, reversed, prefix sums of the entering costs) for both directions of every long axis. The costs do not
+    change during a search, so their prefix sums are computed once."""
+    scans = []
+    for axis, enter in ((2, req.cost_col), (1, req.cost_row)):
+        if req.shape[axis] > 1:
+            scans.append((axis, False, np.cumsum(enter, axis=axis)))
+            scans.append((axis, True, np.cumsum(np.flip(enter, axis), axis=axis)))
+    return scans
+
+
+def layer_scan(d: np.ndarray, enter: np.ndarray) -> None:
+    """Both ways along the layer axis, in place: one vectorised step per plane beats accumulate on a short axis."""
+    for l in range(1, d.shape[0]):
+        np.minimum(d[l], d[l - 1] + enter[l], out=d[l])
+    for l in range(d.shape[0] - 2, -1, -1):
+        np.minimum(d[l], d[l + 1] + enter[l], out=d[l])
+
+
+def scan(d: np.ndarray, prefix: np.ndarray, axis: int, reverse: bool, out: np.ndarray) -> np.ndarray:
+    """One min-plus scan of d along axis: d'[i] = min(d[i], d'[i-1] + enter[i]) = P + cummin(d - P), into `out`
+    (the running minimum includes j = i, so d'[i] <= d[i] needs no separate minimum)."""
     if reverse:
-        d, enter = np.flip(d, axis), np.flip(enter, axis)
-    prefix = np.cumsum(enter, axis=axis)
-    out = np.minimum(d, prefix + np.minimum.accumulate(d - prefix, axis=axis))
+        d, out = np.flip(d, axis), np.flip(out, axis)
+    np.subtract(d, prefix, out=out)
+    np.minimum.accumulate(out, axis=axis, out=out)
+    np.add(out, prefix, out=out)
     return np.flip(out, axis) if reverse else out
 
 
@@ -29,15 +52,16 @@ def sweep_distances(req: RoiRequest) -> tuple[np.ndarray, int]:
     """Exact distances over the ROI (UNREACHED where none), and the number of sweeps taken."""
     d = np.full(req.shape, UNREACHED, dtype=np.int64)
     np.minimum.at(d.reshape(-1), req.sources, req.source_cost)
-    costs = ((2, req.cost_col), (1, req.cost_row), (0, req.cost_via))
+    scans = line_scans(req)
+    spare = np.empty_like(d)
     sweeps = 0
     while True:
-        before = d
-        for axis, enter in costs:
-            if d.shape[axis] > 1:
-                d = scan(d, enter, axis, False)
-                d = scan(d, enter, axis, True)
-        d = np.where(d >= BLOCKED, UNREACHED, d)     # sums through a blocked move are no paths
+        before = d.copy()
+        for axis, reverse, prefix in scans:
+            d, spare = scan(d, prefix, axis, reverse, spare), d
+        if d.shape[0] > 1:
+            layer_scan(d, req.cost_via)
+        d[d >= BLOCKED] = UNREACHED                  # sums through a blocked move are no paths
         sweeps += 1
         if np.array_equal(d, before):
             return d, sweeps
