@@ -66,7 +66,8 @@ def summary(board, rules, result, report, written, seconds, interrupted) -> dict
         "failed": failed,
         "seconds": round(seconds, 2),
         "timings_s": {k: round(v, 3) for k, v in result.timings.items()},
-        "notes": rules.notes + board.warnings + result.notes
+        "notes": ([] if result.connections else ["nothing to route: every net is already connected or has one pad"])
+                 + rules.notes + board.warnings + result.notes
                  + ([f"{board.zone_count} zones kept: refill them in KiCad (press B)"] if board.zone_count else [])
                  + ([f"stopped early: {result.stopped_early}"] if result.stopped_early else [])
                  + ([f"interrupted ({interrupted})" + ("; partial result written" if written else "; nothing written")]

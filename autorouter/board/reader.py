@@ -141,28 +141,10 @@ def build_board(kb, path: str, version: int) -> Board:
             pad = read_pad(kp, ref, fx, fy, fa, copper, mask_margin, fp, warnings)
             if pad is not None:
                 pads.append(pad)
-        for item in fp.graphicItems:
-            layer = getattr(item, "layer", None)
-            if layer == "Edge.Cuts":
-                shape = graphic_outline(item, fx, fy, fa, edge=True)
-                if shape is not None:
-                    edge_shapes.append(shape)
-            elif layer in copper:
-                shape = graphic_outline(item, fx, fy, fa, edge=False)
-                if shape is not None and not shape.is_empty:
-                    graphics.append(CopperGraphic(shape, layer))
+        collect_graphics(fp.graphicItems, (fx, fy, fa), copper, edge_shapes, graphics)
         for zone in fp.zones:
             keepouts.extend(read_keepout(zone, copper))
-    for item in kb.graphicItems:
-        layer = getattr(item, "layer", None)
-        if layer == "Edge.Cuts":
-            shape = graphic_outline(item, 0, 0, 0, edge=True)
-            if shape is not None:
-                edge_shapes.append(shape)
-        elif layer in copper:
-            shape = graphic_outline(item, 0, 0, 0, edge=False)
-            if shape is not None and not shape.is_empty:
-                graphics.append(CopperGraphic(shape, layer))
+    collect_graphics(kb.graphicItems, (0.0, 0.0, 0.0), copper, edge_shapes, graphics)
     zone_count = 0
     for zone in kb.zones:
         k = read_keepout(zone, copper)
@@ -170,11 +152,23 @@ def build_board(kb, path: str, version: int) -> Board:
         zone_count += 0 if k else 1
     tracks, vias = read_copper(kb, copper)
     outline = board_outline(edge_shapes, path)
-    if not nets or all(n.number == 0 for n in nets):
-        nets = nets or [Net(0, "")]
     return Board(path=path, version=version, copper_layers=copper, outline=outline, nets=nets, pads=pads,
                  tracks=tracks, vias=vias, keepouts=keepouts, graphics=graphics, zone_count=zone_count,
                  mask_margin=mask_margin, warnings=warnings)
+
+
+def collect_graphics(items, frame, copper, edge_shapes: list, graphics: list) -> None:
+    """Edge.Cuts drawings go to the outline, drawings and text on copper layers become copper of no net."""
+    for item in items:
+        layer = getattr(item, "layer", None)
+        if layer == "Edge.Cuts":
+            shape = graphic_outline(item, *frame, edge=True)
+            if shape is not None:
+                edge_shapes.append(shape)
+        elif layer in copper:
+            shape = graphic_outline(item, *frame, edge=False)
+            if shape is not None and not shape.is_empty:
+                graphics.append(CopperGraphic(shape, layer))
 
 
 def footprint_reference(fp) -> str:

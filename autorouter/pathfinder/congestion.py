@@ -80,6 +80,8 @@ class Occupancy:
         self.via = np.zeros(lattice.plane, np.int32)
         self.hist_track = np.zeros(lattice.size, np.float32)
         self.hist_via = np.zeros(lattice.plane, np.float32)
+        self.centres = np.zeros(lattice.size, np.int32)          # track nodes of routed nets, per node
+        self.via_centres = np.zeros(lattice.plane, np.int32)     # vias of routed nets, per (row, col)
         self._discs: dict[float, np.ndarray] = {}
 
     def disc(self, radius: float) -> np.ndarray:
@@ -105,8 +107,11 @@ class Occupancy:
         route.cover_via = np.unique(np.concatenate(via))
 
     def add(self, route: NetRoute, sign: int) -> None:
+        """Add (sign +1) or remove (-1) a route's footprint: the same arrays, both ways."""
         self.track[route.cover_track] += sign
         self.via[route.cover_via] += sign
+        self.centres[route.nodes()] += sign
+        self.via_centres[route.via_sites(self.lattice)] += sign
 
     def conflicts(self, route: NetRoute) -> int:
         """Track nodes and vias of the route that lie in another net's cover."""
@@ -119,6 +124,13 @@ class Occupancy:
         nodes = route.nodes()
         sites = route.via_sites(self.lattice)
         return nodes[self.track[nodes] > 1], sites[self.via[sites] > 1]
+
+    def conflicts_with_others(self, route: NetRoute) -> bool:
+        """Whether a route that is not added to the occupancy would conflict with the routes that are: its nodes in
+        their covers, or their track nodes and vias in its cover."""
+        nodes, sites = route.nodes(), route.via_sites(self.lattice)
+        return bool((self.track[nodes] > 0).any() or (self.via[sites] > 0).any()
+                    or (self.centres[route.cover_track] > 0).any() or (self.via_centres[route.cover_via] > 0).any())
 
     def connection_conflicts(self, conn: Connection) -> int:
         return int((self.track[conn.path] > 1).sum() + (self.via[path_vias(conn.path, self.lattice)] > 1).sum())

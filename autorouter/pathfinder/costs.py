@@ -14,11 +14,12 @@ STEP = 16
 COST_CAP = 1 << 22
 
 
-def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config, own_vias=None, via_gap: float = 0.0):
+def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config, own_vias=None, via_gap: float = 0.0,
+              strict: bool = False):
     """(cost_col, cost_row, cost_via) int64 arrays of shape (layers, rows, cols) for task's net in the window.
 
     own_vias (flat row/col indices) are the net's vias so far: a new via may reuse one, but not sit closer to it than
-    via_gap (hole to hole applies within a net too)."""
+    via_gap (hole to hole applies within a net too). strict: other nets' covers are walls, not costs."""
     L = len(lattice.layers)
     net, profile = task.net, task.profile
     owner = profile.track_owner[:, rows, cols]
@@ -27,6 +28,8 @@ def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config,
     crowd = occ.track.reshape(shape3)[:, rows, cols]
     hist = occ.hist_track.reshape(shape3)[:, rows, cols]
     mult = (1.0 + hist) * (1.0 + pres * crowd)
+    if strict:
+        legal = legal & (crowd == 0)
     horizontal = (np.arange(L) % 2 == 0)[:, None, None]
     wrong = config.wrong_way_cost
     col_step = np.where(horizontal, STEP, STEP * wrong)
@@ -39,6 +42,8 @@ def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config,
     hist_v = occ.hist_via.reshape(lattice.rows, lattice.cols)[rows, cols]
     vmult = (1.0 + hist_v) * (1.0 + pres * crowd_v)
     via = np.minimum(np.rint(config.via_cost * STEP * vmult), COST_CAP)[None] + np.zeros((L, 1, 1))
+    if strict:
+        via_ok &= crowd_v == 0
     if own_vias is not None and own_vias.size:
         via_ok &= ~near_own_vias(lattice, own_vias, rows, cols, via_gap)
     cost_via = np.where(legal & via_ok[None], via, BLOCKED).astype(np.int64)

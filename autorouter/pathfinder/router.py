@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..search import RoiRequest
+from ..search import BLOCKED, RoiRequest
 from .congestion import Connection, NetRoute, Occupancy, class_radii
 from .costs import node_penalty, roi_costs, stub_cost
 from .nets import NetTask
@@ -36,6 +36,7 @@ class Context:
     config: object
     rules: object
     pres: float = 0.0
+    strict: bool = False          # other nets' covers are walls (the final repair), not costs
 
 
 def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=None,
@@ -79,7 +80,26 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             break
         ctx.pres *= config.pres_fac_mult
     dropped = drop_conflicts(tasks, routes, occ, radii)
+    if dropped and not why.startswith("interrupted"):
+        repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
     return Negotiation(routes, iteration, converged, dropped, why)
+
+
+def repair(tasks: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, radii, ctx: Context) -> None:
+    """Reroute each net that lost connections, one at a time, with every other net's cover as a wall: whatever it
+    finds is legal. The new route is kept when it joins more pins than the old one."""
+    ctx.strict = True
+    for t in tasks:
+        old = routes[t.net]
+        occ.add(old, -1)
+        new = route_batch([t], ctx)[0]
+        occ.footprint(new, radii[t.net])
+        if len(new.connections) > len(old.connections) and not occ.conflicts_with_others(new):
+            routes[t.net] = new
+        else:
+            occ.footprint(old, radii[t.net])
+        occ.add(routes[t.net], +1)
+    ctx.strict = False
 
 
 def nets_in_conflict(tasks, routes, occ) -> list[NetTask]:
@@ -201,7 +221,10 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
                                 ctx.config.roi_margin, full)
         via_gap = g.task.rules.via_drill + ctx.rules.hole_to_hole + ctx.config.clearance_margin
         cost_col, cost_row, cost_via = roi_costs(g.task, lat, ctx.occ, rows, cols, ctx.pres, ctx.config,
-                                                 g.route.via_sites(lat), via_gap)
+                                                 g.route.via_sites(lat), via_gap, ctx.strict)
+        if ctx.strict:
+            # a portal inside another net's cover is no way out either
+            src_cost = np.where(ctx.occ.track[src] > 0, BLOCKED, src_cost)
         shape = (len(lat.layers), rows.stop - rows.start, cols.stop - cols.start)
         inside = in_window(lat, src, rows, cols)
         requests.append(RoiRequest(shape, cost_col, cost_row, cost_via, to_local(lat, src[inside], rows, cols),
