@@ -40,7 +40,7 @@ class RouterConfig:
     # PathFinder: iterations before giving up on shared resources.
     max_iterations: int = 40
     # PathFinder: give up sooner when this many iterations in a row did not lower the count of shared nodes.
-    stall_iterations: int = 8
+    stall_iterations: int = 14
     # PathFinder: present-congestion factor of the first iteration, and its growth per iteration.
     pres_fac_initial: float = 0.5
     pres_fac_mult: float = 1.6
