@@ -1,9 +1,11 @@
 """PathFinder negotiated congestion over batches of connections.
 
-Each iteration reroutes the nets that share resources (all nets in the first): a batch of nets is ripped up, its
-connections are searched together one pin at a time (each from the net's tree so far to its next pin), and the new
-routes are added back. Present congestion grows each iteration and history accumulates on shared nodes, until no node
-is shared or the iteration limit is reached; nets still in conflict then are left unrouted, so the result stays legal.
+Each iteration reroutes the nets that share resources (all nets in the first), in batches of nets whose regions do
+not overlap: a batch is ripped up, its connections are searched together one pin at a time (each from the net's tree
+so far to its next pin), and the new routes are added back. Present congestion grows each iteration and history
+accumulates on shared nodes, until nothing is shared, the iteration limit is reached, or the count of shared nodes
+stalls. Then the connections still in conflict are dropped, most conflicted first, and the nets that lost some are
+rerouted once with the other nets as walls: the result is always legal.
 """
 from __future__ import annotations
 
