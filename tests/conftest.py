@@ -1,3 +1,4 @@
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -6,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
-BOARDS = SHARED / "boards"
+BOARDS = Path(os.environ.get("AUTOROUTER_TEST_BOARDS", SHARED / "boards"))  # the device gets a carried copy
 JUDGE = SHARED / "judge"
 DEMOS = Path("/usr/share/kicad/demos")
 sys.path.insert(0, str(Path(__file__).parent))

@@ -1,42 +1,87 @@
 // Min-plus sweeps over a batch of K regions of interest, padded to one (K, L, H, W) box.
 //
-// d, cost_col, cost_row, cost_via: int64 arrays of K*L*H*W. A cost is the price of entering a node by a move along a
-// row (cost_col), a column (cost_row) or between layers (cost_via); BLOCKED or more means no such move. Padding
-// cells are BLOCKED everywhere and start UNREACHED. Each scan kernel gives one thread one lattice line and relaxes it
-// forward then backward, d[i] = min(d[i], d[i-1] + cost[i]); sweeps repeat until no scan changes anything, which is
-// the same fixed point the CPU engine reaches. Parents are then the lowest-index predecessor on a shortest path.
+// d: int64 distances, K*L*H*W. cost_col, cost_row, cost_via: int32, the price of entering a node by a move along a
+// row (cost_col), a column (cost_row) or between layers (cost_via); BLOCKED32 means no such move. Padding cells are
+// BLOCKED32 everywhere and start UNREACHED. Scans relax each lattice line forward then backward,
+// d[i] = min(d[i], d[i-1] + cost[i]): lines along rows are scanned by a warp each, 32 nodes at a time, with a
+// shuffle scan of the min-plus recurrence; lines along columns and layers by one thread each, which is coalesced
+// there. Sweeps repeat until no scan changes anything: the same fixed point the CPU engine reaches. Parents are then
+// the lowest-index predecessor on a shortest path.
 
 typedef long long i64;
 #define BLOCKED (1LL << 40)
 #define UNREACHED (1LL << 56)
 #define NO_PARENT 0xFFFFFFFFLL
+#define BLOCKED32 0x7FFFFFFF
+typedef int cost_t;
 
-__device__ __forceinline__ int relax_line(i64* d, const i64* cost, int n, long long stride) {
+__device__ __forceinline__ int relax_line(i64* d, const cost_t* cost, int n, long long stride) {
     int changed = 0;
     i64 prev = d[0];
     for (int i = 1; i < n; i++) {
-        i64 c = cost[i * stride], cur = d[i * stride];
-        if (c < BLOCKED && prev + c < cur) { cur = prev + c; d[i * stride] = cur; changed = 1; }
+        cost_t c = cost[i * stride];
+        i64 cur = d[i * stride];
+        if (c != BLOCKED32 && prev + c < cur) { cur = prev + c; d[i * stride] = cur; changed = 1; }
         prev = cur;
     }
     prev = d[(long long)(n - 1) * stride];
     for (int i = n - 2; i >= 0; i--) {
-        i64 c = cost[i * stride], cur = d[i * stride];
-        if (c < BLOCKED && prev + c < cur) { cur = prev + c; d[i * stride] = cur; changed = 1; }
+        cost_t c = cost[i * stride];
+        i64 cur = d[i * stride];
+        if (c != BLOCKED32 && prev + c < cur) { cur = prev + c; d[i * stride] = cur; changed = 1; }
         prev = cur;
     }
     return changed;
 }
 
-// lines along W: one per (k, l, r)
-extern "C" __global__ void scan_cols(i64* d, const i64* cost, long long lines, int W, int* changed) {
-    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= lines) return;
-    if (relax_line(d + t * W, cost + t * W, W, 1)) *changed = 1;
+// The min-plus step x -> min(x + a, b) as a pair (a, b); applying (a1, b1) then (a2, b2) gives
+// (a1 + a2, min(b1 + a2, b2)), which is associative: a warp scans 32 steps in five shuffles.
+__device__ __forceinline__ void warp_scan(i64& a, i64& b, int lane) {
+    for (int o = 1; o < 32; o <<= 1) {
+        i64 pa = __shfl_up_sync(0xFFFFFFFF, a, o), pb = __shfl_up_sync(0xFFFFFFFF, b, o);
+        if (lane >= o) {
+            i64 nb = pb + a;
+            b = nb < b ? nb : b;
+            a = pa + a;
+            if (a > UNREACHED) a = UNREACHED;
+        }
+    }
+}
+
+// lines along W: one warp per (k, l, r), 32 nodes at a time, forward then backward
+extern "C" __global__ void scan_cols(i64* d, const cost_t* cost, long long lines, int W, int* changed) {
+    long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (warp >= lines) return;
+    i64* line = d + warp * W;
+    const cost_t* c = cost + warp * W;
+    int any = 0;
+    for (int dir = 0; dir < 2; dir++) {
+        i64 carry = UNREACHED;                         // the relaxed value just before this chunk
+        for (int start = 0; start < W; start += 32) {
+            int j = start + lane;
+            int i = dir == 0 ? j : W - 1 - j;          // node this lane holds
+            i64 a = UNREACHED, b = UNREACHED, old = UNREACHED;
+            if (j < W) {
+                old = line[i];
+                b = old;
+                // entering node i from the previous node in scan order costs cost[i]; the first node has none
+                cost_t ci = c[i];
+                a = (j == 0 || ci == BLOCKED32) ? UNREACHED : (i64)ci;
+            }
+            warp_scan(a, b, lane);
+            i64 via_carry = carry + a;
+            i64 v = via_carry < b ? via_carry : b;
+            if (j < W && v < old) { line[i] = v; any = 1; }
+            carry = __shfl_sync(0xFFFFFFFF, v, 31);
+            if (carry > UNREACHED) carry = UNREACHED;
+        }
+    }
+    if (any) *changed = 1;
 }
 
 // lines along H: one per (k, l, c); neighbouring threads read neighbouring columns (coalesced)
-extern "C" __global__ void scan_rows(i64* d, const i64* cost, long long lines, int H, int W, int* changed) {
+extern "C" __global__ void scan_rows(i64* d, const cost_t* cost, long long lines, int H, int W, int* changed) {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= lines) return;
     long long plane = t / W, c = t % W;
@@ -45,7 +90,7 @@ extern "C" __global__ void scan_rows(i64* d, const i64* cost, long long lines, i
 }
 
 // lines along L: one per (k, r, c)
-extern "C" __global__ void scan_layers(i64* d, const i64* cost, long long lines, int L, int HW, int* changed) {
+extern "C" __global__ void scan_layers(i64* d, const cost_t* cost, long long lines, int L, int HW, int* changed) {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= lines) return;
     long long k = t / HW, rc = t % HW;
@@ -54,7 +99,8 @@ extern "C" __global__ void scan_layers(i64* d, const i64* cost, long long lines,
 }
 
 // key[v] = (d[v] << 32) | parent, the parent in the ROI's own local numbering (its own L, H, W)
-extern "C" __global__ void parents(const i64* d, const i64* cost_col, const i64* cost_row, const i64* cost_via,
+extern "C" __global__ void parents(const i64* d, const cost_t* cost_col, const cost_t* cost_row,
+                                  const cost_t* cost_via,
                                   const int* dims, long long total, int L, int H, int W, i64* key) {
     long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= total) return;
@@ -68,11 +114,11 @@ extern "C" __global__ void parents(const i64* d, const i64* cost_col, const i64*
     i64 best = NO_PARENT;
     // (neighbour's offset in the padded box, its l, r, c, the entering cost array)
     int nl[6] = {l, l, l, l, l - 1, l + 1}, nr[6] = {r, r, r - 1, r + 1, r, r}, nc[6] = {c - 1, c + 1, c, c, c, c};
-    const i64* costs[6] = {cost_col, cost_col, cost_row, cost_row, cost_via, cost_via};
+    const cost_t* costs[6] = {cost_col, cost_col, cost_row, cost_row, cost_via, cost_via};
     for (int m = 0; m < 6; m++) {
         if (nl[m] < 0 || nl[m] >= L || nr[m] < 0 || nr[m] >= H || nc[m] < 0 || nc[m] >= W) continue;
-        i64 cost = costs[m][v];
-        if (cost >= BLOCKED) continue;
+        cost_t cost = costs[m][v];
+        if (cost == BLOCKED32) continue;
         long long u = (long long)k * per + ((long long)nl[m] * H + nr[m]) * W + nc[m];
         i64 du = d[u];
         if (du < UNREACHED && du + cost == dv) {
@@ -81,6 +127,12 @@ extern "C" __global__ void parents(const i64* d, const i64* cost_col, const i64*
         }
     }
     key[v] = (dv << 32) | best;
+}
+
+// d[k, source] = min(d, start cost): one thread per source, after d is filled with UNREACHED
+extern "C" __global__ void seed(i64* d, const long long* node, const i64* cost, int n) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) atomicMin((unsigned long long*)(d + node[t]), (unsigned long long)cost[t]);
 }
 
 // One thread per ROI: the sink with the lowest distance plus stub cost (lowest position on ties), then the path back

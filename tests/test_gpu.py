@@ -1,0 +1,62 @@
+"""The GPU engine returns exactly the CPU engine's distances and paths (fresh random batches each run; the seed is
+printed on failure), and the router writes byte-identical boards with either backend. Skipped without a GPU."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from autorouter.search.cpu import CpuEngine
+from conftest import BOARDS, needs_shared
+from search_cases import random_request
+
+try:
+    from autorouter.search.gpu import GpuEngine, gpu_available
+    HAVE_GPU, WHY = gpu_available()
+except ImportError as e:
+    HAVE_GPU, WHY = False, str(e)
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason=f"no GPU: {WHY}")]
+
+
+def fresh_seed() -> int:
+    return int.from_bytes(os.urandom(4), "little")
+
+
+def assert_same(cpu, gpu, seed):
+    for i, (a, b) in enumerate(zip(cpu, gpu)):
+        assert (a.path is None) == (b.path is None), (seed, i)
+        if a.path is not None:
+            assert a.cost == b.cost and a.sink == b.sink, (seed, i)
+            assert np.array_equal(a.path, b.path), (seed, i)
+        if a.dist is not None:
+            assert np.array_equal(a.dist, b.dist), (seed, i)
+
+
+@pytest.mark.parametrize("k, shape", [(1, (1, 1, 1)), (1, (1, 1, 7)), (3, (2, 5, 9)), (64, (4, 32, 32)),
+                                      (512, (2, 12, 12)), (8, (8, 64, 64)), (1, (8, 128, 1000))])
+@pytest.mark.parametrize("noisy", [False, True])
+def test_gpu_equals_cpu_on_random_batches(k, shape, noisy):
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    batch = []
+    for _ in range(k):
+        dims = tuple(int(rng.integers(max(1, s // 2), s + 1)) for s in shape)   # ROIs of different sizes
+        batch.append(random_request(rng, dims, blocked=float(rng.uniform(0, 0.3)), n_src=int(rng.integers(1, 6)),
+                                    n_sink=int(rng.integers(1, 6)), noisy=noisy))
+    keep = k * int(np.prod(shape)) <= 2_000_000
+    assert_same(CpuEngine(64).search(batch, keep_dist=keep), GpuEngine(64).search(batch, keep_dist=keep), seed)
+
+
+@needs_shared
+@pytest.mark.parametrize("name", ["k10_tastexx", "k9_atomic14_devboard_unrouted"])
+def test_route_output_identical_across_backends(name, tmp_path):
+    outs = []
+    for backend in ("cpu", "gpu"):
+        out = tmp_path / f"{backend}.kicad_pcb"
+        proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(BOARDS / f"{name}.kicad_pcb"),
+                               "-o", str(out), "-q", "--backend", backend], capture_output=True, text=True)
+        assert proc.returncode in (0, 1), proc.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
