@@ -54,11 +54,12 @@ def main(argv=None) -> int:
         return EXIT_BAD_INPUT if e.code not in (0, None) else EXIT_OK
     from .board.reader import BoardError
     from .config import ConfigError
+    from .search import EngineUnavailable
     try:
         if args.command == "route":
             return run_route(args, err)
         return run_check(args, err)
-    except (BoardError, ConfigError, UsageError) as e:
+    except (BoardError, ConfigError, UsageError, EngineUnavailable) as e:
         err.print(f"autorouter: error: {e}", highlight=False, markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -81,3 +81,13 @@ def test_in_place_keeps_a_backup(tmp_path):
     proc = run("route", board, "--in-place", "-q")
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "b.kicad_pcb.bak").read_text() == original and "(segment" in board.read_text()
+
+
+@needs_shared
+def test_gpu_backend_without_a_gpu_is_a_usage_error(tmp_path):
+    from autorouter.search.gpu import gpu_available
+    if gpu_available()[0]:
+        pytest.skip("this machine has a GPU")
+    proc = run("route", BOARDS / "k10_tastexx.kicad_pcb", "-o", tmp_path / "o.kicad_pcb", "--backend", "gpu")
+    assert_one_line_error(proc, "--backend gpu")
+    assert not (tmp_path / "o.kicad_pcb").exists()

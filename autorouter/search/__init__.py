@@ -38,6 +38,10 @@ class RoiResult:
     dist: np.ndarray | None = None       # (L*R*C,) distances, only when asked for (tests)
 
 
+class EngineUnavailable(RuntimeError):
+    """The engine asked for cannot run here; the message is one line for the user."""
+
+
 class SearchEngine(Protocol):
     name: str
 
@@ -58,5 +62,5 @@ def make_engine(backend: str, delta: int):
     if ok:
         return GpuEngine(delta), None
     if backend == "gpu":
-        raise RuntimeError(f"--backend gpu: {why}")
+        raise EngineUnavailable(f"--backend gpu: {why}")
     return CpuEngine(delta), f"GPU not used ({why}); searching on the CPU"
