@@ -118,7 +118,7 @@ def run_route(args, err) -> int:
     from .board.rules import load_rules
     from .check import check
     from .config import load_config
-    from .pipeline import route
+    from .pipeline import make_search_engine, route
     from .report import Progress, render_summary, summary
     from .writeback import with_items, write_atomic
 
@@ -129,6 +129,7 @@ def run_route(args, err) -> int:
         print(yaml.safe_dump(dataclasses.asdict(config), sort_keys=False), end="")
         return EXIT_OK
     out = output_path(args)
+    engine = make_search_engine(config)          # a GPU asked for and missing is said before any work
     quiet = args.quiet or args.json
     started = time.monotonic()
     t0 = time.monotonic()
@@ -142,7 +143,7 @@ def run_route(args, err) -> int:
             raise UsageError(f"--nets: no net named {unknown[0]!r} on this board")
     stop = StopFlag(config.time_limit)
     with Progress(err, config.max_iterations, quiet) as progress:
-        result = route(board, rules, config, progress.update, only, stop)
+        result = route(board, rules, config, progress.update, only, stop, engine)
     interrupted = stop.signal
     t0 = time.monotonic()
     report = check(board, rules, result.tracks, result.vias, only_new=True)

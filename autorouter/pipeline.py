@@ -60,8 +60,14 @@ def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
     return (narrowest + rules.max_clearance + config.clearance_margin) / 2
 
 
+def make_search_engine(config: RouterConfig):
+    """(engine, note): the engine config.backend asks for; raises EngineUnavailable for a GPU that is not there."""
+    return make_engine(config.backend, int(config.delta * STEP))
+
+
 def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=None, nets: set[str] | None = None,
-          should_stop=lambda: "") -> RouteResult:
+          should_stop=lambda: "", engine=None) -> RouteResult:
+    """engine: (engine, note) from make_search_engine, or None to make it here."""
     report = on_progress or (lambda event: None)
     timings: dict[str, float] = {}
     t0 = time.monotonic()
@@ -76,7 +82,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     tasks = build_tasks(board, rules, profiles, lattice, config, nets)
     timings["pins and MST"] = time.monotonic() - t0
     report({"stage": "tasks", "nets": len(tasks), "connections": sum(t.connections for t in tasks)})
-    engine, engine_note = make_engine(config.backend, int(config.delta * STEP))
+    engine, engine_note = engine or make_search_engine(config)
     t0 = time.monotonic()
     outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop)
     timings["search and negotiation"] = time.monotonic() - t0
