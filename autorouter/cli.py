@@ -155,8 +155,7 @@ def run_route(args, err) -> int:
         t0 = time.monotonic()
         if args.in_place:
             write_atomic(str(out) + ".bak", text)
-        write_atomic(out, with_items(text, board.version, board.net_names, board.copper_layers, result.tracks,
-                                     result.vias))
+        write_atomic(out, with_items(text, board.version, board.net_names, result.tracks, result.vias))
         result.timings["write"] = time.monotonic() - t0
         written = str(out)
     info = summary(board, rules, result, report, written, time.monotonic() - started, interrupted)

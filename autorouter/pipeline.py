@@ -16,7 +16,8 @@ from .lattice.grid import Lattice
 from .pathfinder import NetRoute, NetTask, build_tasks, negotiate
 from .search import make_engine
 from .pathfinder.costs import STEP
-from .writeback.tracks import NewTrack, NewVia, routes_to_items
+from .board.model import Track, Via
+from .writeback.tracks import routes_to_items
 
 
 @dataclass
@@ -24,8 +25,8 @@ class RouteResult:
     lattice: Lattice
     tasks: list[NetTask]
     routes: dict[int, NetRoute]
-    tracks: list[NewTrack]
-    vias: list[NewVia]
+    tracks: list[Track]             # new items only
+    vias: list[Via]
     iterations: int
     converged: bool
     backend: str

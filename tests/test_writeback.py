@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from autorouter.lattice.grid import make_lattice
-from autorouter.writeback import NewTrack, NewVia, with_items, write_atomic
+from autorouter.board.model import Track, Via
+from autorouter.writeback import with_items, write_atomic
 from autorouter.writeback.tracks import corners
 from conftest import BOARDS, JUDGE, needs_shared
 
@@ -37,9 +38,9 @@ def test_collinear_steps_merge_into_one_segment():
 @pytest.mark.parametrize("name", ["k9_atomic14_devboard_unrouted", "k7_tillitis_tk1", "k10_tastexx"])
 def test_inserted_items_leave_every_other_byte(name, tmp_path):
     text = (BOARDS / f"{name}.kicad_pcb").read_text()
-    tracks = [NewTrack((1.0, 2.0), (3.5, 2.0), 0.25, "F.Cu", 1), NewTrack((3.5, 2.0), (3.5, 4.0), 0.25, "B.Cu", 1)]
-    vias = [NewVia(3.5, 2.0, 0.6, 0.3, 1)]
-    out = with_items(text, int(re.search(r"\(version (\d+)\)", text).group(1)), {1: "GND"}, ["F.Cu", "B.Cu"],
+    tracks = [Track((1.0, 2.0), (3.5, 2.0), 0.25, "F.Cu", 1), Track((3.5, 2.0), (3.5, 4.0), 0.25, "B.Cu", 1)]
+    vias = [Via(3.5, 2.0, 0.6, 0.3, ("F.Cu", "B.Cu"), 1)]
+    out = with_items(text, int(re.search(r"\(version (\d+)\)", text).group(1)), {1: "GND"},
                      tracks, vias)
     assert out.count("(segment") == text.count("(segment") + 2 and out.count("(via") == text.count("(via") + 1
     assert judge_strip_text(out) == judge_strip_text(text)
@@ -50,9 +51,9 @@ def test_inserted_items_leave_every_other_byte(name, tmp_path):
 
 
 def test_kicad10_items_name_their_net():
-    out = with_items("(kicad_pcb (version 20260206)\n)\n", 20260206, {3: "GND"}, ["F.Cu", "B.Cu"],
-                     [NewTrack((0, 0), (1, 0), 0.2, "F.Cu", 3)], [])
+    out = with_items("(kicad_pcb (version 20260206)\n)\n", 20260206, {3: "GND"},
+                     [Track((0, 0), (1, 0), 0.2, "F.Cu", 3)], [])
     assert '(net "GND")' in out and "(uuid" in out
-    old = with_items("(kicad_pcb (version 20221018)\n)\n", 20221018, {3: "GND"}, ["F.Cu", "B.Cu"],
-                     [NewTrack((0, 0), (1, 0), 0.2, "F.Cu", 3)], [])
+    old = with_items("(kicad_pcb (version 20221018)\n)\n", 20221018, {3: "GND"},
+                     [Track((0, 0), (1, 0), 0.2, "F.Cu", 3)], [])
     assert "(net 3)" in old and "(tstamp" in old

@@ -13,7 +13,7 @@ import shapely
 from shapely.strtree import STRtree
 
 from ..board.geometry import circle, track_body
-from ..board.model import Board, Track
+from ..board.model import Board
 
 TOLERANCE = 1e-4     # mm: below KiCad's own resolution of interest, above float noise
 
@@ -68,10 +68,9 @@ def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False
         items.append(Item(circle(v.x, v.y, v.diameter / 2), frozenset(v.layers), v.net, "via", not only_new,
                           circle(v.x, v.y, v.drill / 2)))
     for t in new_tracks:
-        items.append(Item(track_body(Track(t.start, t.end, t.width, t.layer, t.net)), frozenset([t.layer]), t.net,
-                          "track", True))
+        items.append(Item(track_body(t), frozenset([t.layer]), t.net, "track", True))
     for v in new_vias:
-        items.append(Item(circle(v.x, v.y, v.diameter / 2), frozenset(board.copper_layers), v.net, "via", True,
+        items.append(Item(circle(v.x, v.y, v.diameter / 2), frozenset(v.layers), v.net, "via", True,
                           circle(v.x, v.y, v.drill / 2)))
     return items
 

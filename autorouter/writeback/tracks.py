@@ -1,29 +1,12 @@
 """Lattice paths to board items: straight runs merged into segments, layer changes into vias, pad stubs kept."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
 
 import numpy as np
 
 
-@dataclass(frozen=True)
-class NewTrack:
-    start: tuple[float, float]
-    end: tuple[float, float]
-    width: float
-    layer: str
-    net: int
-
-
-@dataclass(frozen=True)
-class NewVia:
-    x: float
-    y: float
-    diameter: float
-    drill: float
-    net: int
+from ..board.model import Track, Via
 
 
 def corners(path: np.ndarray, lattice) -> list[np.ndarray]:
@@ -42,9 +25,10 @@ def corners(path: np.ndarray, lattice) -> list[np.ndarray]:
     return runs
 
 
-def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[list[NewTrack], list[NewVia]]:
-    tracks: list[NewTrack] = []
-    vias: list[NewVia] = []
+def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[list[Track], list[Via]]:
+    """The routes as board items: tracks of the net class width, through vias of the net class size."""
+    tracks: list[Track] = []
+    vias: list[Via] = []
     for task in tasks:
         route = routes.get(task.net)
         if route is None:
@@ -56,7 +40,7 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[
             key = (layer,) + tuple(sorted([a, b]))
             if a != b and key not in seen:
                 seen.add(key)
-                tracks.append(NewTrack(a, b, width, layer, task.net))
+                tracks.append(Track(a, b, width, layer, task.net))
 
         for path in route.paths:
             for run in corners(path, lattice):
@@ -74,7 +58,7 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[
             twin = next((k for k in kept if math.dist(k, (x, y)) < gap), None)
             if twin is None:
                 kept.append((x, y))
-                vias.append(NewVia(x, y, task.rules.via_diameter, task.rules.via_drill, task.net))
+                vias.append(Via(x, y, task.rules.via_diameter, task.rules.via_drill, lattice.layers, task.net))
                 continue
             # two vias of one net closer than a hole apart (a path that hopped under something): keep one, and
             # join the other's tracks to it on each layer they reach (the stretch lies within both vias' footprint)

@@ -11,7 +11,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from .tracks import NewTrack, NewVia
+from ..board.model import Track, Via
 
 UUID_SINCE = 20240108          # KiCad 8 writes (uuid ...); earlier versions (tstamp ...)
 NET_NAMES_SINCE = 20250000     # KiCad 10 names nets on items instead of numbering them
@@ -28,10 +28,9 @@ def quote(s: str) -> str:
 
 
 class ItemFormatter:
-    def __init__(self, version: int, net_names: dict[int, str], layers: list[str]):
+    def __init__(self, version: int, net_names: dict[int, str]):
         self.version = version
         self.net_names = net_names
-        self.layers = layers
         self.count = 0
 
     def ident(self, text: str) -> str:
@@ -44,14 +43,14 @@ class ItemFormatter:
             return f"(net {quote(self.net_names.get(number, ''))})"
         return f"(net {number})"
 
-    def segment(self, t: NewTrack) -> str:
+    def segment(self, t: Track) -> str:
         body = (f"(segment (start {mm(t.start[0])} {mm(t.start[1])}) (end {mm(t.end[0])} {mm(t.end[1])}) "
                 f"(width {mm(t.width)}) (layer {quote(t.layer)}) {self.net(t.net)}")
         return f"{body} {self.ident(body)})"
 
-    def via(self, v: NewVia) -> str:
+    def via(self, v: Via) -> str:
         body = (f"(via (at {mm(v.x)} {mm(v.y)}) (size {mm(v.diameter)}) (drill {mm(v.drill)}) "
-                f"(layers {quote(self.layers[0])} {quote(self.layers[-1])}) {self.net(v.net)}")
+                f"(layers {quote(v.layers[0])} {quote(v.layers[-1])}) {self.net(v.net)}")
         return f"{body} {self.ident(body)})"
 
 
@@ -63,8 +62,9 @@ def insertion_point(text: str) -> int:
     return len(text[:end - 1].rstrip())
 
 
-def with_items(text: str, version: int, net_names, layers, tracks, vias) -> str:
-    fmt = ItemFormatter(version, net_names, layers)
+def with_items(text: str, version: int, net_names, tracks, vias) -> str:
+    """The board text with the tracks and vias inserted (see the module docstring for where and why)."""
+    fmt = ItemFormatter(version, net_names)
     items = "".join([fmt.segment(t) for t in tracks] + [fmt.via(v) for v in vias])
     at = insertion_point(text)
     return text[:at] + items + text[at:]
