@@ -8,15 +8,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .board.model import Board
+from .board.model import Board, Track, Via
 from .board.rules import DesignRules
 from .config import RouterConfig
 from .lattice import build_obstacles, choose_pitch, make_lattice
 from .lattice.grid import Lattice
 from .pathfinder import NetRoute, NetTask, build_tasks, negotiate
-from .search import make_engine
 from .pathfinder.costs import STEP
-from .board.model import Track, Via
+from .search import make_engine
 from .writeback.tracks import routes_to_items
 
 
