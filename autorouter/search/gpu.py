@@ -153,7 +153,7 @@ def sweep(mod, d, col, row, via, K, L, H, W) -> int:
     """Sweep until nothing changes; return the number of sweeps. One flag read per sweep."""
     import cupy
     changed = cupy.zeros(1, dtype=np.int32)
-    scan_cols, scan_rows, scan_layers = (mod.get_function(n) for n in ("scan_cols", "scan_rows", "scan_layers"))
+    scan_cols, scan_strided = mod.get_function("scan_cols"), mod.get_function("scan_strided")
     lines_c, lines_r, lines_l = K * L * H, K * L * W, K * H * W
     sweeps = 0
     while True:
@@ -161,10 +161,10 @@ def sweep(mod, d, col, row, via, K, L, H, W) -> int:
         if W > 1:
             scan_cols(blocks(lines_c * 32), (THREADS,), (d, col, np.int64(lines_c), np.int32(W), changed))
         if H > 1:
-            scan_rows(blocks(lines_r), (THREADS,), (d, row, np.int64(lines_r), np.int32(H), np.int32(W), changed))
+            scan_strided(blocks(lines_r), (THREADS,), (d, row, np.int64(lines_r), np.int32(H), np.int64(W), changed))
         if L > 1:
-            scan_layers(blocks(lines_l), (THREADS,), (d, via, np.int64(lines_l), np.int32(L), np.int32(H * W),
-                                                     changed))
+            scan_strided(blocks(lines_l), (THREADS,), (d, via, np.int64(lines_l), np.int32(L), np.int64(H * W),
+                                                      changed))
         sweeps += 1
         if int(changed.get()[0]) == 0:
             return sweeps

@@ -80,22 +80,14 @@ extern "C" __global__ void scan_cols(i64* d, const cost_t* cost, long long lines
     if (any) *changed = 1;
 }
 
-// lines along H: one per (k, l, c); neighbouring threads read neighbouring columns (coalesced)
-extern "C" __global__ void scan_rows(i64* d, const cost_t* cost, long long lines, int H, int W, int* changed) {
+// lines of n nodes, `stride` apart, one thread each: along H (n = H, stride = W: one line per (k, l, c)) and along L
+// (n = L, stride = H * W: one per (k, r, c)); neighbouring threads read neighbouring nodes, so access is coalesced
+extern "C" __global__ void scan_strided(i64* d, const cost_t* cost, long long lines, int n, long long stride,
+                                        int* changed) {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= lines) return;
-    long long plane = t / W, c = t % W;
-    long long base = plane * H * W + c;
-    if (relax_line(d + base, cost + base, H, W)) *changed = 1;
-}
-
-// lines along L: one per (k, r, c)
-extern "C" __global__ void scan_layers(i64* d, const cost_t* cost, long long lines, int L, int HW, int* changed) {
-    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= lines) return;
-    long long k = t / HW, rc = t % HW;
-    long long base = k * L * HW + rc;
-    if (relax_line(d + base, cost + base, L, HW)) *changed = 1;
+    long long base = (t / stride) * n * stride + t % stride;
+    if (relax_line(d + base, cost + base, n, stride)) *changed = 1;
 }
 
 // key[v] = (d[v] << 32) | parent, the parent in the ROI's own local numbering (its own L, H, W)
