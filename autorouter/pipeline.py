@@ -78,11 +78,11 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     for net in {rules.for_net(n.number) for n in board.nets if n.number}:
         profiles[net]                       # rasterise the classes in use now, so the lattice stage owns its time
     timings["lattice"] = time.monotonic() - t0
+    engine, engine_note = engine or make_search_engine(config)
     t0 = time.monotonic()
-    tasks = build_tasks(board, rules, profiles, lattice, config, nets)
+    tasks = build_tasks(board, rules, profiles, lattice, config, nets, on_gpu=engine.name == "gpu")
     timings["pins and MST"] = time.monotonic() - t0
     report({"stage": "tasks", "nets": len(tasks), "connections": sum(t.connections for t in tasks)})
-    engine, engine_note = engine or make_search_engine(config)
     t0 = time.monotonic()
     outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop)
     timings["search and negotiation"] = time.monotonic() - t0

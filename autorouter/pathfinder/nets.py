@@ -82,8 +82,19 @@ def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, l
     return candidate, pins, blocked
 
 
+GPU_TREE_PINS = 256     # nets with this many pins build their tree on the GPU (when routing on the GPU)
+
+
+def spanning_tree(n: int, u, v, w, on_gpu: bool) -> np.ndarray:
+    """Borůvka's tree of the pins, on the GPU for large nets when the GPU engine is in use (the same tree)."""
+    if on_gpu and n >= GPU_TREE_PINS:
+        import cupy
+        return boruvka(n, cupy.asarray(u), cupy.asarray(v), cupy.asarray(w), xp=cupy).get()
+    return boruvka(n, u, v, w)
+
+
 def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: Lattice, config,
-                only: set[str] | None = None) -> list[NetTask]:
+                only: set[str] | None = None, on_gpu: bool = False) -> list[NetTask]:
     layer_index = {name: i for i, name in enumerate(board.copper_layers)}
     tasks = []
     names = board.net_names
@@ -98,7 +109,7 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
         points = np.array([(p.x, p.y) for group in clusters for p in group])
         labels = np.repeat(np.arange(len(clusters)), [len(g) for g in clusters])
         u, v, w = complete_edges(points, labels)
-        order = connection_order(len(clusters), u, v, boruvka(len(clusters), u, v, w))
+        order = connection_order(len(clusters), u, v, spanning_tree(len(clusters), u, v, w, on_gpu))
         cls, pins, blocked = reachable_pins([clusters[i] for i in order], rules.for_net(net), rules, profiles,
                                             layer_index, lattice, config)
         notes = []
