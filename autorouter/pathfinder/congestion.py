@@ -115,9 +115,8 @@ class Occupancy:
 
     def conflicts(self, route: NetRoute) -> int:
         """Track nodes and vias of the route that lie in another net's cover."""
-        nodes = route.nodes()
-        sites = route.via_sites(self.lattice)
-        return int((self.track[nodes] > 1).sum() + (self.via[sites] > 1).sum())
+        nodes, sites = self.shared_nodes(route)
+        return int(nodes.size + sites.size)
 
     def shared_nodes(self, route: NetRoute) -> tuple[np.ndarray, np.ndarray]:
         """The route's track nodes and via sites that lie in another net's cover."""

@@ -190,7 +190,7 @@ def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
         for g in active:
             if g.task.pins[j].portals.nodes.size == 0:
                 g.route.failed.append(f"pad {'/'.join(p.name for p in g.task.pins[j].pads)} has no legal way in (blocked pad)")
-            elif not tree_sources(g)[0].size:
+            elif not g.route.connections and not any(g.task.pins[i].portals.nodes.size for i in g.joined):
                 g.route.failed.append("no routed pin to start from")
             else:
                 ready.append(g)
@@ -199,9 +199,9 @@ def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
     return [g.route for g in growing]
 
 
-def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Sources of the next connection: the tree's nodes (stub length 0, no stub), then the joined pins' portals
-    with their stub lengths and targets."""
+    with their stub lengths and targets; and how many of the sources are tree nodes."""
     tree = g.route.nodes()
     nodes, length, target = [tree], [np.zeros(tree.size)], [np.full((tree.size, 2), np.nan)]
     for i in g.joined:
@@ -209,7 +209,7 @@ def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         nodes.append(portals.nodes)
         length.append(portals.length)
         target.append(portals.target)
-    return np.concatenate(nodes), np.concatenate(length), np.concatenate(target)
+    return np.concatenate(nodes), np.concatenate(length), np.concatenate(target), tree.size
 
 
 def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[Growing]:
@@ -217,8 +217,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
     lat = ctx.lattice
     requests, windows, extras = [], [], []
     for g in ready:
-        src, src_len, src_target = tree_sources(g)
-        tree_size = g.route.nodes().size
+        src, src_len, src_target, tree_size = tree_sources(g)
         src_cost = stub_cost(src_len, lat.pitch)
         src_cost[tree_size:] += node_penalty(ctx.occ, src[tree_size:], ctx.pres)
         sink = g.task.pins[j].portals

@@ -1,6 +1,9 @@
-"""The CPU engine: batched near-far (two-bucket delta-stepping) search in NumPy, K ROIs in one flat index space.
+"""The CPU engine, K ROIs in one flat index space, by one of two methods with the same results:
 
-State per node is one int64 key, (distance << 32) | parent, lowered with np.minimum.at exactly as the GPU engine
+- "sweep" (the default): min-plus line scans to the fixed point, then canonical parents (sweep.py);
+- "near_far": the round-by-round reference, batched near-far (two-bucket delta-stepping) in NumPy.
+
+In near-far, state per node is one int64 key, (distance << 32) | parent, lowered with np.minimum.at exactly as the GPU engine
 lowers it with a 64-bit atomicMin: distances are integers, so every engine settles on the same distances and the same
 lowest-index parents. Each round relaxes the near bucket (frontier nodes below the ROI's threshold) of every ROI at
 once; a ROI whose near bucket is empty either finishes (all sinks settled, or nothing left to reach) or advances its

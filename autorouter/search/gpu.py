@@ -49,7 +49,6 @@ class GpuEngine:
 
     def __init__(self, delta: int = 0):
         self.delta = delta
-        self.fallbacks = 0                      # batches that went to the CPU engine after device errors
 
     def search(self, requests: list[RoiRequest], keep_dist: bool = False) -> list[RoiResult]:
         if not requests:
@@ -62,7 +61,6 @@ class GpuEngine:
                 half = len(requests) // 2
                 return self.search(requests[:half], keep_dist) + self.search(requests[half:], keep_dist)
             from .cpu import CpuEngine
-            self.fallbacks += 1
             return CpuEngine(self.delta).search(requests, keep_dist)
 
     def run(self, requests: list[RoiRequest], keep_dist: bool) -> list[RoiResult]:
