@@ -32,6 +32,7 @@ class RouteResult:
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     stopped_early: str = ""
+    search_seconds: float = 0.0     # of the "search and negotiation" stage, in the search engine
 
     def failed_nets(self) -> dict[str, str]:
         """Net name -> reason, for every net with a connection left unrouted."""
@@ -91,4 +92,4 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     timings["tracks and vias"] = time.monotonic() - t0
     notes = ([engine_note] if engine_note else []) + [note for t in tasks for note in t.notes]
     return RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
-                       engine.name, timings, notes, outcome.stopped_early)
+                       engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds)

@@ -69,6 +69,7 @@ def summary(board, rules, result, report, written, seconds, interrupted) -> dict
         "failed": failed,
         "seconds": round(seconds, 2),
         "timings_s": {k: round(v, 3) for k, v in result.timings.items()},
+        "search_engine_s": round(result.search_seconds, 3),
         "notes": ([] if result.connections else ["nothing to route: every net is already connected or has one pad"])
                  + rules.notes + board.warnings + result.notes
                  + ([f"{board.zone_count} zones kept: refill them in KiCad (press B)"] if board.zone_count else [])
@@ -91,6 +92,8 @@ def render_summary(console: Console, info: dict) -> None:
     table.add_row("backend", info["backend"])
     for stage, seconds in info["timings_s"].items():
         table.add_row(f"time: {stage}", f"{seconds:.2f} s")
+        if stage == "search and negotiation":
+            table.add_row("  of which in the search engine", f"{info['search_engine_s']:.2f} s")
     table.add_row("total", f"{info['seconds']:.2f} s")
     console.print(table)
     if info["failed"]:

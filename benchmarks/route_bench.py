@@ -40,9 +40,11 @@ def main():
             base = runs[backends[0]]["timings_s"][stage]
             for backend, info in runs.items():
                 t = info["timings_s"]
+                stages = "  ".join(f"{k} {v:.2f}s" + (f" (engine {info['search_engine_s']:.2f}s)" if k == stage else "")
+                                   for k, v in t.items())
                 print(f"{board.stem:32} {backend:4} routed {info['connections_routed']}/{info['connections']} "
-                      f"iterations {info['iterations']:3}  " + "  ".join(f"{k} {v:.2f}s" for k, v in t.items())
-                      + f"  total {info['seconds']:.1f}s  search x{base / max(t[stage], 1e-9):.2f} vs {backends[0]}")
+                      f"iterations {info['iterations']:3}  {stages}  total {info['seconds']:.1f}s  "
+                      f"search x{base / max(t[stage], 1e-9):.2f} vs {backends[0]}")
             same = len({outputs[b] for b in backends}) == 1
             print(f"{board.stem:32} outputs byte-identical across backends: {same}", flush=True)
 

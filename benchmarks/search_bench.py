@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from autorouter.search import BLOCKED, RoiRequest  # noqa: E402
+from autorouter.search import ArrayCosts, RoiRequest  # noqa: E402
 from autorouter.search.cpu import CpuEngine  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def request(rng, shape, noisy: bool) -> RoiRequest:
     src = np.array([np.ravel_multi_index((rng.integers(L), rng.integers(R), 0), shape) for _ in range(3)])
     snk = np.array([np.ravel_multi_index((rng.integers(L), rng.integers(R), C - 1), shape) for _ in range(3)])
     src, snk = np.unique(src), np.unique(snk)
-    return RoiRequest(shape, base, base.copy(), base * 10, src.astype(np.int64), np.zeros(len(src), np.int64),
+    return RoiRequest(shape, ArrayCosts(base, base.copy(), base * 10), src.astype(np.int64), np.zeros(len(src), np.int64),
                       snk.astype(np.int64), np.zeros(len(snk), np.int64))
 
 

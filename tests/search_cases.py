@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autorouter.search import BLOCKED, RoiRequest
+from autorouter.search import BLOCKED, ArrayCosts, RoiRequest
 
 
 def random_request(rng, shape, blocked=0.1, n_src=3, n_sink=3, noisy=False) -> RoiRequest:
@@ -20,7 +20,7 @@ def random_request(rng, shape, blocked=0.1, n_src=3, n_sink=3, noisy=False) -> R
     via[:, rng.random((R, C)) < 0.3] = BLOCKED
     src = rng.choice(size, size=min(n_src, size), replace=False)
     snk = rng.choice(size, size=min(n_sink, size), replace=False)
-    return RoiRequest(shape, col, row, via, src.astype(np.int64), rng.integers(0, 30, len(src)).astype(np.int64),
+    return RoiRequest(shape, ArrayCosts(col, row, via), src.astype(np.int64), rng.integers(0, 30, len(src)).astype(np.int64),
                       snk.astype(np.int64), rng.integers(0, 30, len(snk)).astype(np.int64))
 
 

@@ -49,6 +49,46 @@ def test_gpu_equals_cpu_on_random_batches(k, shape, noisy):
     assert_same(CpuEngine(64).search(batch, keep_dist=keep), GpuEngine(64).search(batch, keep_dist=keep), seed)
 
 
+@pytest.mark.parametrize("strict", [False, True])
+def test_costs_built_on_the_gpu_equal_the_hosts(strict):
+    from types import SimpleNamespace
+    from autorouter.config import RouterConfig
+    from autorouter.lattice.grid import make_lattice
+    from autorouter.pathfinder.congestion import Occupancy
+    from autorouter.pathfinder.costs import CostSnapshot
+    from autorouter.pathfinder.device_costs import DeviceCosts
+    from autorouter.search.gpu import padded_costs
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    lat = make_lattice((0, 0, 16, 12), ["F.Cu", "In1.Cu", "In2.Cu", "B.Cu"], 0.2)
+    occ = Occupancy(lat)
+    occ.track[:] = rng.integers(0, 4, occ.track.size)
+    occ.via[:] = rng.integers(0, 3, occ.via.size)
+    for _ in range(5):                                 # history as PathFinder accumulates it, in float32
+        occ.hist_track += np.float32(0.4) * rng.integers(0, 3, occ.track.size).astype(np.float32)
+        occ.hist_via += np.float32(0.4) * rng.integers(0, 3, occ.via.size).astype(np.float32)
+    occ.version += 1
+    profiles = [SimpleNamespace(track_owner=rng.choice([-1, -1, -1, -2, 3, 7], lat.shape).astype(np.int32),
+                                via_owner=rng.choice([-1, -1, -2, 3, 7], (lat.rows, lat.cols)).astype(np.int32))
+                for _ in range(2)]
+    snap = CostSnapshot(lat, occ, 0.5 * 1.6 ** int(rng.integers(0, 12)), RouterConfig(), strict, DeviceCosts(occ))
+    windows = []
+    for k in range(9):
+        r0, c0 = int(rng.integers(0, lat.rows - 5)), int(rng.integers(0, lat.cols - 5))
+        rows = slice(r0, int(rng.integers(r0 + 1, lat.rows + 1)))
+        cols = slice(c0, int(rng.integers(c0 + 1, lat.cols + 1)))
+        task = SimpleNamespace(net=int(rng.choice([3, 7, 9])), profile=profiles[k % 2])
+        own = rng.choice(lat.plane, int(rng.integers(0, 4)), replace=False).astype(np.int64)
+        windows.append(snap.window(task, rows, cols, own, 0.75))
+    box = (len(lat.layers), max(w.rows.stop - w.rows.start for w in windows),
+           max(w.cols.stop - w.cols.start for w in windows))
+    requests = [SimpleNamespace(shape=(len(lat.layers), w.rows.stop - w.rows.start, w.cols.stop - w.cols.start),
+                                costs=w) for w in windows]
+    on_gpu = snap.device.fill(windows, (len(windows),) + box)
+    for which in range(3):
+        assert np.array_equal(on_gpu[which].get(), padded_costs(requests, which, (len(windows),) + box)), seed
+
+
 @needs_shared
 @pytest.mark.parametrize("name", ["k10_tastexx", "k9_atomic14_devboard_unrouted"])
 def test_route_output_identical_across_backends(name, tmp_path):

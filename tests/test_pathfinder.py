@@ -18,8 +18,8 @@ def test_add_then_remove_leaves_nothing():
     lat = make_lattice((0, 0, 10, 10), ["F.Cu", "B.Cu"], 0.2)
     occ = Occupancy(lat)
     route = NetRoute([straight(lat, 0, 10, 5, 30)])
-    route.connections.append(Connection(np.array([lat.index(0, 10, 30), lat.index(1, 10, 30)], dtype=np.int64),
-                                        [(0, (1.0, 2.0), (1.0, 2.2))]))
+    route.add(Connection(np.array([lat.index(0, 10, 30), lat.index(1, 10, 30)], dtype=np.int64),
+                         [(0, (1.0, 2.0), (1.0, 2.2))]))
     occ.footprint(route, class_radii(NARROW, RULES, 0.01))
     occ.add(route, +1)
     assert occ.track.max() == 1 and occ.via.max() == 1 and occ.conflicts(route) == 0

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from autorouter.search import BLOCKED, RoiRequest
+from autorouter.search import BLOCKED, ArrayCosts, RoiRequest
 from autorouter.search.cpu import CpuEngine
 from search_cases import random_request, reference
 
@@ -60,7 +60,7 @@ def test_stops_only_when_every_sink_is_settled(method):
     # a sink reached first by a short expensive edge must lose to a longer cheap path
     cost = np.full((1, 1, 5), 1, np.int64)
     cost[0, 0, 1] = 100
-    req = RoiRequest((1, 1, 5), cost, cost.copy(), np.full((1, 1, 5), BLOCKED), np.array([0]), np.array([0]),
+    req = RoiRequest((1, 1, 5), ArrayCosts(cost, cost.copy(), np.full((1, 1, 5), BLOCKED)), np.array([0]), np.array([0]),
                      np.array([1, 4]), np.array([0, 0]))
     res = CpuEngine(4, method).search([req])[0]
     # cheapest total: 0 -> 4 along the line costs 100 + 1 + 1 + 1 = 103, sink 1 costs 100: sink 1 wins
@@ -71,6 +71,6 @@ def test_stops_only_when_every_sink_is_settled(method):
 def test_unreachable_sink(method):
     cost = np.full((1, 1, 3), 1, np.int64)
     cost[0, 0, 1] = BLOCKED
-    req = RoiRequest((1, 1, 3), cost, cost.copy(), cost.copy(), np.array([0]), np.array([0]), np.array([2]),
+    req = RoiRequest((1, 1, 3), ArrayCosts(cost, cost.copy(), cost.copy()), np.array([0]), np.array([0]), np.array([2]),
                      np.array([0]))
     assert CpuEngine(4, method).search([req])[0].path is None

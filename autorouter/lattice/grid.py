@@ -5,6 +5,7 @@ Layer 0 is F.Cu; even layers prefer horizontal steps, odd layers vertical ones.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -76,10 +77,14 @@ def make_lattice(bounds, layers, pitch: float) -> Lattice:
     return Lattice(pitch, x0, y0, rows, cols, tuple(layers))
 
 
+@functools.lru_cache(maxsize=None)
 def disc_offsets(radius_mm: float, pitch: float) -> np.ndarray:
-    """(drow, dcol) of every node strictly closer than radius_mm to the origin node, as an (n, 2) int array."""
+    """(drow, dcol) of every node strictly closer than radius_mm to the origin node, as an (n, 2) int array
+    (shared between callers: read-only)."""
     reach = int(math.ceil(radius_mm / pitch))
     d = np.arange(-reach, reach + 1)
     dr, dc = np.meshgrid(d, d, indexing="ij")
     inside = (dr * dr + dc * dc) * pitch * pitch < radius_mm * radius_mm - 1e-9
-    return np.stack([dr[inside], dc[inside]], axis=1)
+    offsets = np.stack([dr[inside], dc[inside]], axis=1)
+    offsets.flags.writeable = False
+    return offsets

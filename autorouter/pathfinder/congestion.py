@@ -41,6 +41,13 @@ Stub = tuple[int, tuple[float, float], tuple[float, float]]      # layer, point 
 class Connection:
     path: np.ndarray                                   # flat node indices, source first
     stubs: list[Stub] = field(default_factory=list)    # pad stubs at its ends
+    _vias: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def vias(self, lattice: Lattice) -> np.ndarray:
+        """Flat (row, col) indices where the path changes layer."""
+        if self._vias is None:
+            self._vias = path_vias(self.path, lattice)
+        return self._vias
 
 
 @dataclass
@@ -50,6 +57,19 @@ class NetRoute:
     failed: list[str] = field(default_factory=list)                # reasons, one per failed connection
     cover_track: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     cover_via: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # nodes() and via_sites() are asked for far more often than the connections change: kept until add/remove
+    _nodes: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _sites: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def add(self, conn: Connection) -> None:
+        self.connections.append(conn)
+        if self._nodes is not None:
+            self._nodes = sorted_union(self._nodes, conn.path)
+        self._sites = None
+
+    def remove(self, i: int) -> None:
+        del self.connections[i]
+        self._nodes = self._sites = None
 
     @property
     def paths(self) -> list[np.ndarray]:
@@ -60,12 +80,25 @@ class NetRoute:
         return [s for c in self.connections for s in c.stubs]
 
     def nodes(self) -> np.ndarray:
-        return np.unique(np.concatenate(self.paths)) if self.connections else np.zeros(0, np.int64)
+        if self._nodes is None:
+            self._nodes = np.unique(np.concatenate(self.paths)) if self.connections else np.zeros(0, np.int64)
+        return self._nodes
 
     def via_sites(self, lattice: Lattice) -> np.ndarray:
         """Flat (row, col) indices of the vias: where a path changes layer."""
-        sites = [path_vias(p, lattice) for p in self.paths]
-        return np.unique(np.concatenate(sites)) if sites else np.zeros(0, np.int64)
+        if self._sites is None:
+            sites = [c.vias(lattice) for c in self.connections]
+            self._sites = np.unique(np.concatenate(sites)) if sites else np.zeros(0, np.int64)
+        return self._sites
+
+
+def sorted_union(sorted_unique: np.ndarray, more: np.ndarray) -> np.ndarray:
+    """np.union1d for a large sorted set and a few more values: inserts them, without sorting the set again."""
+    if not sorted_unique.size:
+        return np.unique(more)
+    at = np.minimum(np.searchsorted(sorted_unique, more), sorted_unique.size - 1)
+    new = np.unique(more[sorted_unique[at] != more])
+    return np.insert(sorted_unique, np.searchsorted(sorted_unique, new), new)
 
 
 def path_vias(path: np.ndarray, lattice: Lattice) -> np.ndarray:
@@ -82,12 +115,20 @@ class Occupancy:
         self.hist_via = np.zeros(lattice.plane, np.float32)
         self.centres = np.zeros(lattice.size, np.int32)          # track nodes of routed nets, per node
         self.via_centres = np.zeros(lattice.plane, np.int32)     # vias of routed nets, per (row, col)
-        self._discs: dict[float, np.ndarray] = {}
+        self._stub_covers: dict[tuple, np.ndarray] = {}
+        # count changes, for copies elsewhere: of track and via (every add), of the history (every iteration)
+        self.version = 0
+        self.hist_version = 0
 
     def disc(self, radius: float) -> np.ndarray:
-        if radius not in self._discs:
-            self._discs[radius] = disc_offsets(radius, self.lattice.pitch)
-        return self._discs[radius]
+        return disc_offsets(radius, self.lattice.pitch)
+
+    def stub_cover(self, layer, a, b, radius: float) -> np.ndarray:
+        """near_segment, remembered: the same pad stubs come back every time their nets are rerouted."""
+        key = (layer, a, b, radius)
+        if key not in self._stub_covers:
+            self._stub_covers[key] = near_segment(self.lattice, layer, a, b, radius)
+        return self._stub_covers[key]
 
     def footprint(self, route: NetRoute, radii: Radii) -> None:
         """Fill route.cover_track (flat nodes) and route.cover_via (flat row/col) from its paths, vias and stubs."""
@@ -101,8 +142,8 @@ class Occupancy:
         via = [spread(lat, None, row, col, self.disc(radii.track_via)),
                spread(lat, None, srow, scol, self.disc(radii.via_via))]
         for l, a, b in route.stubs:
-            track.append(near_segment(lat, l, a, b, radii.track_track))
-            via.append(near_segment(lat, None, a, b, radii.track_via))
+            track.append(self.stub_cover(l, a, b, radii.track_track))
+            via.append(self.stub_cover(None, a, b, radii.track_via))
         route.cover_track = np.unique(np.concatenate(track))
         route.cover_via = np.unique(np.concatenate(via))
 
@@ -112,6 +153,7 @@ class Occupancy:
         self.via[route.cover_via] += sign
         self.centres[route.nodes()] += sign
         self.via_centres[route.via_sites(self.lattice)] += sign
+        self.version += 1
 
     def conflicts(self, route: NetRoute) -> int:
         """Track nodes and vias of the route that lie in another net's cover."""
@@ -132,7 +174,7 @@ class Occupancy:
                     or (self.centres[route.cover_track] > 0).any() or (self.via_centres[route.cover_via] > 0).any())
 
     def connection_conflicts(self, conn: Connection) -> int:
-        return int((self.track[conn.path] > 1).sum() + (self.via[path_vias(conn.path, self.lattice)] > 1).sum())
+        return int((self.track[conn.path] > 1).sum() + (self.via[conn.vias(self.lattice)] > 1).sum())
 
     def add_history(self, routes, hist_fac: float) -> int:
         """Raise the history cost of every shared node; return how many are shared."""
@@ -142,6 +184,7 @@ class Occupancy:
         over_v = sites[self.via[sites] > 1]
         self.hist_track[over_t] += hist_fac * (self.track[over_t] - 1)
         self.hist_via[over_v] += hist_fac * (self.via[over_v] - 1)
+        self.hist_version += 1
         return int(over_t.size + over_v.size)
 
 

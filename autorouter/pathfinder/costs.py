@@ -5,13 +5,54 @@ layer's preferred direction costs STEP. Integers keep every engine's distances i
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
+from ..lattice.grid import disc_offsets
 from ..lattice.obstacles import FREE
 from ..search import BLOCKED
 
 STEP = 16
 COST_CAP = 1 << 22
+
+
+@dataclass
+class CostSnapshot:
+    """PathFinder's prices at one moment, for every ROI searched against them together. device: the GPU's copy
+    (device_costs.DeviceCosts) when the engine searches there, so that it builds the batch's costs itself."""
+    lattice: object
+    occ: object
+    pres: float
+    config: object
+    strict: bool = False
+    device: object = None
+
+    def window(self, task, rows: slice, cols: slice, own_vias: np.ndarray, via_gap: float) -> "WindowCosts":
+        return WindowCosts(self, task, rows, cols, own_vias, via_gap)
+
+
+@dataclass
+class WindowCosts:
+    """The costs of one connection's ROI (a RoiCosts): built on the host only when an engine asks for arrays()."""
+    snapshot: CostSnapshot
+    task: object
+    rows: slice
+    cols: slice
+    own_vias: np.ndarray              # the net's via sites so far (flat row/col)
+    via_gap: float                    # how close a new via may come to one of them
+    _arrays: tuple | None = field(default=None, repr=False)
+
+    @property
+    def device_filler(self):
+        return self.snapshot.device
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._arrays is None:
+            s = self.snapshot
+            self._arrays = roi_costs(self.task, s.lattice, s.occ, self.rows, self.cols, s.pres, s.config,
+                                     self.own_vias, self.via_gap, s.strict)
+        return self._arrays
 
 
 def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config, own_vias=None, via_gap: float = 0.0,
@@ -52,7 +93,6 @@ def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config,
 
 def near_own_vias(lattice, sites: np.ndarray, rows: slice, cols: slice, gap: float) -> np.ndarray:
     """(rows, cols) mask of the window: closer than gap to one of the sites, but not a site itself."""
-    from ..lattice.grid import disc_offsets
     r, c = np.divmod(sites, lattice.cols)
     off = disc_offsets(gap, lattice.pitch)
     rr = (r[:, None] + off[None, :, 0]).ravel() - rows.start

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..search import BLOCKED, RoiRequest
 from .congestion import Connection, NetRoute, Occupancy, class_radii
-from .costs import node_penalty, roi_costs, stub_cost
+from .costs import CostSnapshot, node_penalty, stub_cost
 from .nets import NetTask
 
 
@@ -28,6 +28,7 @@ class Negotiation:
     converged: bool
     dropped: list[int] = field(default_factory=list)       # nets left unrouted because of congestion
     stopped_early: str = ""                                # why the loop ended before converging
+    search_seconds: float = 0.0                            # of the whole, waiting for the search engine
 
 
 @dataclass
@@ -39,6 +40,11 @@ class Context:
     rules: object
     pres: float = 0.0
     strict: bool = False          # other nets' covers are walls (the final repair), not costs
+    device_costs: object = None   # the GPU's copy of the occupancy, when the engine searches there
+    search_seconds: float = 0.0
+
+    def snapshot(self) -> CostSnapshot:
+        return CostSnapshot(self.lattice, self.occ, self.pres, self.config, self.strict, self.device_costs)
 
 
 def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=None,
@@ -46,6 +52,9 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     occ = Occupancy(lattice)
     radii = {t.net: class_radii(t.rules, rules, config.clearance_margin) for t in tasks}
     ctx = Context(lattice, occ, engine, config, rules, config.pres_fac_initial)
+    if engine.name == "gpu":
+        from .device_costs import DeviceCosts
+        ctx.device_costs = DeviceCosts(occ)
     routes: dict[int, NetRoute] = {}
     pending = [t for t in tasks if t.connections]
     iteration, converged, why = 0, False, ""
@@ -84,7 +93,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     dropped = drop_conflicts(tasks, routes, occ, radii)
     if dropped:
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx, should_stop)
-    return Negotiation(routes, iteration, converged, dropped, why)
+    return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds)
 
 
 def repair(tasks: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, radii, ctx: Context,
@@ -163,7 +172,7 @@ def drop_conflicts(tasks, routes, occ, radii) -> list[int]:
         t, i = where
         route = routes[t.net]
         occ.add(route, -1)
-        del route.connections[i]
+        route.remove(i)
         route.failed.append("congestion: no room left beside its neighbours")
         occ.footprint(route, radii[t.net])
         occ.add(route, +1)
@@ -215,6 +224,7 @@ def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
 def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[Growing]:
     """Search connection j of each net at once; return the nets that found no path in their ROI."""
     lat = ctx.lattice
+    snapshot = ctx.snapshot()
     requests, windows, extras = [], [], []
     for g in ready:
         src, src_len, src_target, tree_size = tree_sources(g)
@@ -224,21 +234,23 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         rows, cols = roi_window(lat, np.concatenate([nearest_sources(lat, src, sink.nodes), sink.nodes]),
                                 ctx.config.roi_margin, full)
         via_gap = g.task.rules.via_drill + ctx.rules.hole_to_hole + ctx.config.clearance_margin
-        cost_col, cost_row, cost_via = roi_costs(g.task, lat, ctx.occ, rows, cols, ctx.pres, ctx.config,
-                                                 g.route.via_sites(lat), via_gap, ctx.strict)
+        costs = snapshot.window(g.task, rows, cols, g.route.via_sites(lat), via_gap)
         if ctx.strict:
             # a portal inside another net's cover is no way out either
             src_cost = np.where(ctx.occ.track[src] > 0, BLOCKED, src_cost)
         shape = (len(lat.layers), rows.stop - rows.start, cols.stop - cols.start)
         inside = in_window(lat, src, rows, cols)
-        requests.append(RoiRequest(shape, cost_col, cost_row, cost_via, to_local(lat, src[inside], rows, cols),
+        requests.append(RoiRequest(shape, costs, to_local(lat, src[inside], rows, cols),
                                    src_cost[inside], to_local(lat, sink.nodes, rows, cols),
                                    stub_cost(sink.length, lat.pitch)))
         windows.append((rows, cols, shape))
         extras.append((src, src_cost, src_target, tree_size))
+    t0 = time.perf_counter()
+    results = ctx.engine.search(requests)
+    ctx.search_seconds += time.perf_counter() - t0
     misses = []
     for g, req, res, (rows, cols, shape), (src, src_cost, src_target, tree_size) in zip(
-            ready, requests, ctx.engine.search(requests), windows, extras):
+            ready, requests, results, windows, extras):
         if res.path is None:
             if full:
                 names = "/".join(p.name for p in g.task.pins[j].pads)
@@ -253,7 +265,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
             # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too
             best = start[np.argmin(src_cost[start])]
             conn.stubs.append(stub(lat, src_target[best], path[0]))
-        g.route.connections.append(conn)
+        g.route.add(conn)
         g.joined.append(j)
     return misses
 
@@ -265,12 +277,16 @@ def stub(lat, target, node: int):
 
 
 def nearest_sources(lat, src: np.ndarray, sinks: np.ndarray) -> np.ndarray:
-    """The source nodes within 1.5 times the distance of the source nearest to the sink pin (on the board plane):
-    the ROI spans them and the sinks, not the whole tree of a large net."""
-    sx, sy = lat.node_xy(src)
-    kx, ky = lat.node_xy(sinks)
-    gap = np.hypot(sx[:, None] - kx[None, :], sy[:, None] - ky[None, :]).min(axis=1)
-    return src[gap <= 1.5 * gap.min() + lat.pitch]
+    """The source nodes within 1.5 times the distance of the source nearest to the sink pin, plus one pitch: the ROI
+    spans them and the sinks, not the whole tree of a large net. Distances on the board plane, in lattice steps, to
+    the box around the sink pin's portals (one pass over the sources: a large net's tree has thousands of nodes)."""
+    _, r, c = lat.unravel(src)
+    _, tr, tc = lat.unravel(sinks)
+    dr = np.maximum(np.maximum(tr.min() - r, r - tr.max()), 0)
+    dc = np.maximum(np.maximum(tc.min() - c, c - tc.max()), 0)
+    gap2 = dr * dr + dc * dc
+    reach = 1.5 * np.sqrt(gap2.min()) + 1
+    return src[gap2 <= reach * reach]
 
 
 def roi_window(lat, nodes: np.ndarray, margin_mm: float, full: bool) -> tuple[slice, slice]:

@@ -2,7 +2,8 @@
 
 Each ROI is a box of the lattice (layers x rows x cols) with three integer cost arrays: the cost of entering a node
 by a step along its row (a column change), along its column (a row change), or from the layer above or below (a via).
-BLOCKED marks a move that does not exist. Sources carry start costs (portals on several layers, the net's tree so
+BLOCKED marks a move that does not exist. The arrays come from the request's RoiCosts, asked for only by an engine
+that needs them on the host: the GPU engine lets costs that know how build a whole batch on the device instead. Sources carry start costs (portals on several layers, the net's tree so
 far at 0); sinks carry the cost of their stub to the pad. The search is exact: it stops only when every sink is settled,
 and each node's parent is the lowest-index predecessor on a shortest path, so every engine returns the same routes.
 """
@@ -17,16 +18,47 @@ BLOCKED = np.int64(1 << 40)      # a move cost that means "no such move"
 NO_PARENT = 0xFFFFFFFF
 
 
+class RoiCosts(Protocol):
+    """The move costs of one ROI. An implementation may also carry `device_filler`, an object whose
+    fill(costs: list, shape: (K, L, H, W)) returns the batch's padded int32 (col, row, via) CuPy arrays, built on
+    the GPU: then the GPU engine never calls arrays()."""
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """int64 (L, R, C) arrays: enter by a column step, by a row step, from an adjacent layer."""
+        ...
+
+
+@dataclass
+class ArrayCosts:
+    """Costs given as arrays."""
+    col: np.ndarray
+    row: np.ndarray
+    via: np.ndarray
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.col, self.row, self.via
+
+
 @dataclass
 class RoiRequest:
     shape: tuple[int, int, int]          # (layers, rows, cols) of the box
-    cost_col: np.ndarray                 # int64 (L, R, C): enter by a column step
-    cost_row: np.ndarray                 # int64 (L, R, C): enter by a row step
-    cost_via: np.ndarray                 # int64 (L, R, C): enter from an adjacent layer
+    costs: RoiCosts
     sources: np.ndarray                  # int64 local flat indices
     source_cost: np.ndarray              # int64
     sinks: np.ndarray                    # int64 local flat indices
     sink_cost: np.ndarray                # int64
+
+    @property
+    def cost_col(self) -> np.ndarray:
+        return self.costs.arrays()[0]
+
+    @property
+    def cost_row(self) -> np.ndarray:
+        return self.costs.arrays()[1]
+
+    @property
+    def cost_via(self) -> np.ndarray:
+        return self.costs.arrays()[2]
 
 
 @dataclass

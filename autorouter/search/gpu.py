@@ -1,9 +1,11 @@
 """The GPU engine: the sweep search of sweep.py as CUDA kernels (kernels/sweep.cu), K ROIs per launch.
 
-The batch is padded into one (K, L, H, W) box. Each sweep is three launches (lines along columns, rows and layers,
-each relaxed both ways by one thread); the host reads one flag per sweep, and a search takes 10 to 30 sweeps, not one
-round per lattice step. Parents, the best sink and the path walk run on the device too, so a batch returns with one
-small transfer per ROI. The distances and parents are exactly those of the CPU engine. CuPy is imported lazily.
+The batch is padded into one (K, L, H, W) box and searched by one launch of a persistent cooperative kernel: it seeds
+the sources, sweeps to the fixed point with grid-wide syncs between scan directions and the stop decided on the
+device, then picks each ROI's best sink and walks its path back, taking at each node the lowest-index predecessor on
+a shortest path. The host uploads the batch's small inputs in one copy and waits twice: for the path lengths, then
+for the paths. Costs that can build themselves on the device (RoiCosts with a device_filler) never touch the host.
+The distances and paths are exactly the CPU engine's. CuPy is imported lazily.
 """
 from __future__ import annotations
 
@@ -33,11 +35,15 @@ def gpu_available() -> tuple[bool, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def kernels(device: int):
-    """The compiled module, once per device."""
+def search_kernel(device: int):
+    """The persistent `search` kernel, compiled once per device, and the most blocks a cooperative launch of it may
+    have: as many as the device runs at once."""
     import cupy
     source = (Path(__file__).parent / "kernels" / "sweep.cu").read_text()
-    return cupy.RawModule(code=source, options=("-std=c++14",))
+    fn = cupy.RawModule(code=source, options=("-std=c++17",), enable_cooperative_groups=True).get_function("search")
+    sms = cupy.cuda.runtime.getDeviceProperties(device)["multiProcessorCount"]
+    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, THREADS, 0)
+    return fn, sms * max(1, per_sm)
 
 
 def blocks(n: int) -> tuple[int]:
@@ -67,11 +73,16 @@ class GpuEngine:
         return self.solve(self.upload(requests), keep_dist)
 
     def upload(self, requests: list[RoiRequest]) -> "DeviceBatch":
-        """The batch's costs, padded into one (K, L, H, W) box, as int32 device arrays."""
+        """The batch's costs, padded into one (K, L, H, W) box, as int32 device arrays: built on the device when
+        the requests' costs can do that, or else from their host arrays."""
         import cupy
         K = len(requests)
         box = tuple(max(r.shape[i] for r in requests) for i in range(3))
-        costs = [cupy.asarray(padded_costs(requests, f, (K,) + box)) for f in ("cost_col", "cost_row", "cost_via")]
+        filler = getattr(requests[0].costs, "device_filler", None)
+        if filler is not None and all(getattr(r.costs, "device_filler", None) is filler for r in requests):
+            costs = filler.fill([r.costs for r in requests], (K,) + box)
+        else:
+            costs = [cupy.asarray(padded_costs(requests, i, (K,) + box)) for i in range(3)]
         return DeviceBatch(requests, box, *costs)
 
     def solve(self, batch: "DeviceBatch", keep_dist: bool = False) -> list[RoiResult]:
@@ -80,28 +91,21 @@ class GpuEngine:
         requests, (L, H, W), col, row, via = batch.requests, batch.box, batch.col, batch.row, batch.via
         K = len(requests)
         per = L * H * W
-        mod = kernels(cupy.cuda.Device().id)
-        d = cupy.full(K * per, UNREACHED, dtype=np.int64)
-        src = np.concatenate([k * per + to_padded(r.sources, r.shape, (L, H, W)) for k, r in enumerate(requests)])
-        src_cost = np.concatenate([r.source_cost for r in requests]).astype(np.int64)
-        mod.get_function("seed")(blocks(len(src)), (THREADS,), (d, cupy.asarray(src), cupy.asarray(src_cost),
-                                                               np.int32(len(src))))
-        sweeps = sweep(mod, d, col, row, via, K, L, H, W)
-        dims = cupy.asarray(np.array([r.shape for r in requests], dtype=np.int32).reshape(-1))
         total = K * per
-        key = cupy.empty(total, dtype=np.int64)
-        mod.get_function("parents")(blocks(total), (THREADS,), (d, col, row, via, dims, np.int64(total),
-                                                              np.int32(L), np.int32(H), np.int32(W), key))
-        sinks = cupy.asarray(np.concatenate([r.sinks for r in requests]).astype(np.int64))
-        sink_cost = cupy.asarray(np.concatenate([r.sink_cost for r in requests]).astype(np.int64))
-        start = cupy.asarray(np.concatenate([[0], np.cumsum([len(r.sinks) for r in requests])]).astype(np.int32))
+        inputs = SmallInputs(requests, (L, H, W))
+        dev = cupy.asarray(inputs.packed)
+        src, src_cost, sinks, sink_cost, start, dims = (dev[a:b] for a, b in inputs.spans)
+        d = cupy.empty(total, dtype=np.int64)
         path = cupy.empty(total, dtype=np.int32)
-        length, chosen = cupy.zeros(K, dtype=np.int32), cupy.zeros(K, dtype=np.int32)
-        cost = cupy.zeros(K, dtype=np.int64)
-        mod.get_function("best_paths")(blocks(K), (THREADS,), (key, dims, sinks, sink_cost, start, np.int32(K),
-                                                              np.int32(L), np.int32(H), np.int32(W),
-                                                              np.int64(per), path, length, chosen, cost))
-        length_h, chosen_h, cost_h = length.get(), chosen.get(), cost.get()
+        info = cupy.zeros(3 + 3 * K, dtype=np.int64)       # sweep flags and count, then each ROI's path summary
+        kernel, most = search_kernel(cupy.cuda.Device().id)
+        grid = min(most, blocks(max(K * L * H * 32, K * L * W, K * H * W))[0])
+        kernel((grid,), (THREADS,), (d, col, row, via, np.int32(K), np.int32(L), np.int32(H), np.int32(W), src,
+                                     src_cost, np.int32(len(inputs.src)), dims, sinks, sink_cost, start, path, info))
+        info_h = info.get()
+        sweeps, (length, chosen, cost) = int(info_h[2]), info_h[3:].reshape(3, K)
+        longest = int(length.max())
+        paths = path.reshape(K, per)[:, :longest].get() if longest else None
         dist_h = d.get().reshape(K, L, H, W) if keep_dist else None
         results = []
         for k, r in enumerate(requests):
@@ -110,12 +114,31 @@ class GpuEngine:
                 l, h, w = r.shape
                 box = dist_h[k, :l, :h, :w].reshape(-1)
                 dist = np.where(box >= UNREACHED, -1, box)
-            if length_h[k] == 0:
+            if length[k] == 0:
                 results.append(RoiResult(None, -1, -1, sweeps, dist))
                 continue
-            walk = path[k * per:k * per + int(length_h[k])].get().astype(np.int64)[::-1].copy()
-            results.append(RoiResult(walk, int(cost_h[k]), int(chosen_h[k]), sweeps, dist))
+            walk = paths[k, :length[k]].astype(np.int64)[::-1].copy()
+            results.append(RoiResult(walk, int(cost[k]), int(chosen[k]), sweeps, dist))
         return results
+
+
+class SmallInputs:
+    """Everything but the costs, packed into one int64 array so that the batch needs one small upload: sources
+    (flat indices of the padded batch) and their costs, sinks (ROI-local) and their costs, where each ROI's sinks
+    start, and each ROI's (L, H, W)."""
+
+    def __init__(self, requests: list[RoiRequest], box):
+        per = box[0] * box[1] * box[2]
+        self.src = np.concatenate([k * per + to_padded(r.sources, r.shape, box) for k, r in enumerate(requests)])
+        parts = [self.src,
+                 np.concatenate([r.source_cost for r in requests]),
+                 np.concatenate([r.sinks for r in requests]),
+                 np.concatenate([r.sink_cost for r in requests]),
+                 np.concatenate([[0], np.cumsum([len(r.sinks) for r in requests])]),
+                 np.array([r.shape for r in requests]).reshape(-1)]
+        ends = np.cumsum([len(p) for p in parts])
+        self.spans = list(zip(np.concatenate([[0], ends[:-1]]), ends))
+        self.packed = np.concatenate(parts).astype(np.int64)
 
 
 BLOCKED32 = np.int32(0x7FFFFFFF)
@@ -130,12 +153,13 @@ class DeviceBatch:
     via: object
 
 
-def padded_costs(requests: list[RoiRequest], field: str, shape) -> np.ndarray:
-    """One cost array of the batch as int32, each ROI in the corner of its padded box; padding is BLOCKED32."""
+def padded_costs(requests: list[RoiRequest], which: int, shape) -> np.ndarray:
+    """One cost array of the batch (0 col, 1 row, 2 via) as int32, each ROI in the corner of its padded box;
+    padding is BLOCKED32."""
     out = np.full(shape, BLOCKED32, dtype=np.int32)
     for k, r in enumerate(requests):
         l, h, w = r.shape
-        cost = getattr(r, field)
+        cost = r.costs.arrays()[which]
         out[k, :l, :h, :w] = np.where(cost >= BLOCKED, BLOCKED32, cost)
     return out
 
@@ -145,24 +169,3 @@ def to_padded(local: np.ndarray, shape, box) -> np.ndarray:
     l, rest = np.divmod(np.asarray(local, dtype=np.int64), shape[1] * shape[2])
     r, c = np.divmod(rest, shape[2])
     return (l * box[1] + r) * box[2] + c
-
-
-def sweep(mod, d, col, row, via, K, L, H, W) -> int:
-    """Sweep until nothing changes; return the number of sweeps. One flag read per sweep."""
-    import cupy
-    changed = cupy.zeros(1, dtype=np.int32)
-    scan_cols, scan_strided = mod.get_function("scan_cols"), mod.get_function("scan_strided")
-    lines_c, lines_r, lines_l = K * L * H, K * L * W, K * H * W
-    sweeps = 0
-    while True:
-        changed.fill(0)
-        if W > 1:
-            scan_cols(blocks(lines_c * 32), (THREADS,), (d, col, np.int64(lines_c), np.int32(W), changed))
-        if H > 1:
-            scan_strided(blocks(lines_r), (THREADS,), (d, row, np.int64(lines_r), np.int32(H), np.int64(W), changed))
-        if L > 1:
-            scan_strided(blocks(lines_l), (THREADS,), (d, via, np.int64(lines_l), np.int32(L), np.int64(H * W),
-                                                      changed))
-        sweeps += 1
-        if int(changed.get()[0]) == 0:
-            return sweeps

@@ -5,8 +5,12 @@
 // BLOCKED32 everywhere and start UNREACHED. Scans relax each lattice line forward then backward,
 // d[i] = min(d[i], d[i-1] + cost[i]): lines along rows are scanned by a warp each, 32 nodes at a time, with a
 // shuffle scan of the min-plus recurrence; lines along columns and layers by one thread each, which is coalesced
-// there. Sweeps repeat until no scan changes anything: the same fixed point the CPU engine reaches. Parents are then
-// the lowest-index predecessor on a shortest path.
+// there. Sweeps repeat until no scan changes anything: the same fixed point the CPU engine reaches. A node's parent
+// is its lowest-index predecessor on a shortest path, found only along the path walked back from the best sink.
+//
+// `search` is one persistent cooperative kernel (launched with no more blocks than the device holds at once): it
+// seeds the sources, repeats the sweeps with a grid-wide sync between the three scan directions, decides on the
+// device when to stop, and walks back each ROI's best path. The host waits once per batch, not once per sweep.
 
 typedef long long i64;
 #define BLOCKED (1LL << 40)
@@ -48,13 +52,9 @@ __device__ __forceinline__ void warp_scan(i64& a, i64& b, int lane) {
     }
 }
 
-// lines along W: one warp per (k, l, r), 32 nodes at a time, forward then backward
-extern "C" __global__ void scan_cols(i64* d, const cost_t* cost, long long lines, int W, int* changed) {
-    long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    int lane = threadIdx.x & 31;
-    if (warp >= lines) return;
-    i64* line = d + warp * W;
-    const cost_t* c = cost + warp * W;
+// One line of W nodes along a row, by the 32 lanes of a warp, 32 nodes at a time, forward then backward.
+// Returns whether this lane lowered a distance.
+__device__ __forceinline__ int scan_row_line(i64* line, const cost_t* c, int W, int lane) {
     int any = 0;
     for (int dir = 0; dir < 2; dir++) {
         i64 carry = UNREACHED;                         // the relaxed value just before this chunk
@@ -77,86 +77,115 @@ extern "C" __global__ void scan_cols(i64* d, const cost_t* cost, long long lines
             if (carry > UNREACHED) carry = UNREACHED;
         }
     }
-    if (any) *changed = 1;
+    return any;
 }
 
-// lines of n nodes, `stride` apart, one thread each: along H (n = H, stride = W: one line per (k, l, c)) and along L
-// (n = L, stride = H * W: one per (k, r, c)); neighbouring threads read neighbouring nodes, so access is coalesced
-extern "C" __global__ void scan_strided(i64* d, const cost_t* cost, long long lines, int n, long long stride,
-                                        int* changed) {
-    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= lines) return;
-    long long base = (t / stride) * n * stride + t % stride;
-    if (relax_line(d + base, cost + base, n, stride)) *changed = 1;
-}
 
-// key[v] = (d[v] << 32) | parent, the parent in the ROI's own local numbering (its own L, H, W)
-extern "C" __global__ void parents(const i64* d, const cost_t* cost_col, const cost_t* cost_row,
-                                  const cost_t* cost_via,
-                                  const int* dims, long long total, int L, int H, int W, i64* key) {
-    long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= total) return;
+// The parent of node v (at l, r, c of ROI k's padded box): the lowest ROI-local index among the neighbours u with
+// d[u] + (cost of entering v from u) == d[v], or NO_PARENT. base = k * L * H * W; h, w: the ROI's own rows and cols.
+__device__ long long parent_of(const i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
+                               long long base, int l, int r, int c, int L, int H, int W, long long h, long long w) {
+    long long v = base + ((long long)l * H + r) * W + c;
     i64 dv = d[v];
-    if (dv >= UNREACHED) { key[v] = 0x7FFFFFFFFFFFFFFFLL; return; }
-    long long per = (long long)L * H * W;
-    int k = (int)(v / per);
-    long long rest = v % per;
-    int l = (int)(rest / ((long long)H * W)), r = (int)((rest / W) % H), c = (int)(rest % W);
-    int h = dims[3 * k + 1], w = dims[3 * k + 2];
-    i64 best = NO_PARENT;
-    // (neighbour's offset in the padded box, its l, r, c, the entering cost array)
+    long long best = NO_PARENT;
     int nl[6] = {l, l, l, l, l - 1, l + 1}, nr[6] = {r, r, r - 1, r + 1, r, r}, nc[6] = {c - 1, c + 1, c, c, c, c};
     const cost_t* costs[6] = {cost_col, cost_col, cost_row, cost_row, cost_via, cost_via};
     for (int m = 0; m < 6; m++) {
         if (nl[m] < 0 || nl[m] >= L || nr[m] < 0 || nr[m] >= H || nc[m] < 0 || nc[m] >= W) continue;
         cost_t cost = costs[m][v];
         if (cost == BLOCKED32) continue;
-        long long u = (long long)k * per + ((long long)nl[m] * H + nr[m]) * W + nc[m];
-        i64 du = d[u];
+        i64 du = d[base + ((long long)nl[m] * H + nr[m]) * W + nc[m]];
         if (du < UNREACHED && du + cost == dv) {
-            i64 local = ((long long)nl[m] * h + nr[m]) * w + nc[m];
+            long long local = ((long long)nl[m] * h + nr[m]) * w + nc[m];
             if (local < best) best = local;
         }
     }
-    key[v] = (dv << 32) | best;
+    return best;
 }
 
-// d[k, source] = min(d, start cost): one thread per source, after d is filled with UNREACHED
-extern "C" __global__ void seed(i64* d, const long long* node, const i64* cost, int n) {
-    int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < n) atomicMin((unsigned long long*)(d + node[t]), (unsigned long long)cost[t]);
-}
-
-// One thread per ROI: the sink with the lowest distance plus stub cost (lowest position on ties), then the path back
-// from it through the parents, written sink first into path[k * stride ...]; length 0 when no sink is reached.
-extern "C" __global__ void best_paths(const i64* key, const int* dims, const long long* sinks, const i64* sink_cost,
-                                      const int* sink_start, int K, int L, int H, int W, long long stride,
-                                      int* path, int* length, int* chosen, i64* total) {
-    int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= K) return;
-    long long per = (long long)L * H * W;
-    int h = dims[3 * k + 1], w = dims[3 * k + 2];
+// ROI k's sink with the lowest distance plus stub cost (lowest position on ties), then the path back from it through
+// the parents, written sink first into path[k * L * H * W ...]. out[k], out[K + k], out[2K + k]: the path's length
+// (0 when no sink is reached), the chosen sink's position, the total cost.
+__device__ void best_path(int k, const i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
+                          const long long* dims, const long long* sinks, const i64* sink_cost,
+                          const long long* sink_start, int K, int L, int H, int W, int* path, long long* out) {
+    long long per = (long long)L * H * W, base = k * per;
+    long long h = dims[3 * k + 1], w = dims[3 * k + 2];
     i64 best = 0x7FFFFFFFFFFFFFFFLL;
-    int pick = -1;
-    for (int s = sink_start[k]; s < sink_start[k + 1]; s++) {
+    long long pick = -1;
+    for (long long s = sink_start[k]; s < sink_start[k + 1]; s++) {
         long long local = sinks[s];
-        long long lay = local / ((long long)h * w), rr = (local / w) % h, cc = local % w;
-        i64 kv = key[k * per + (lay * H + rr) * W + cc];
-        if (kv == 0x7FFFFFFFFFFFFFFFLL) continue;
-        i64 t = (kv >> 32) + sink_cost[s];
+        long long lay = local / (h * w), rr = (local / w) % h, cc = local % w;
+        i64 dv = d[base + (lay * H + rr) * W + cc];
+        if (dv >= UNREACHED) continue;
+        i64 t = dv + sink_cost[s];
         if (t < best) { best = t; pick = s - sink_start[k]; }
     }
-    chosen[k] = pick;
-    total[k] = best;
-    if (pick < 0) { length[k] = 0; return; }
+    out[K + k] = pick;
+    out[2 * K + k] = best;
+    if (pick < 0) { out[k] = 0; return; }
     long long local = sinks[sink_start[k] + pick];
-    int n = 0;
+    long long n = 0;
     while (true) {
-        path[k * stride + n++] = (int)local;
-        long long lay = local / ((long long)h * w), rr = (local / w) % h, cc = local % w;
-        i64 parent = key[k * per + (lay * H + rr) * W + cc] & NO_PARENT;
-        if (parent == NO_PARENT || n >= stride) break;
+        path[base + n++] = (int)local;
+        int lay = (int)(local / (h * w)), rr = (int)((local / w) % h), cc = (int)(local % w);
+        long long parent = parent_of(d, cost_col, cost_row, cost_via, base, lay, rr, cc, L, H, W, h, w);
+        if (parent == NO_PARENT || n >= per) break;
         local = parent;
     }
-    length[k] = n;
+    out[k] = n;
+}
+
+#include <cooperative_groups.h>
+
+#include <cooperative_groups.h>
+
+// The whole search of a batch: fill, seed, sweeps until a sweep changes nothing, then each ROI's best path. Every
+// loop is grid-strided, so any grid that fits on the device at once is correct. state[0], state[1]: "something
+// changed" flags of alternate sweeps (zero at launch; each is cleared one phase after its last reader); state[2]:
+// sweeps taken; then best_path's out (3 K values). dims: each ROI's (L, H, W); its sinks are
+// sinks[sink_start[k]:sink_start[k + 1]], ROI-local.
+extern "C" __global__ void search(i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
+                                  int K, int L, int H, int W, const long long* src, const i64* src_cost, int n_src,
+                                  const long long* dims, const long long* sinks, const i64* sink_cost,
+                                  const long long* sink_start, int* path, long long* state) {
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    long long tid = grid.thread_rank(), threads = grid.size();
+    long long hw = (long long)H * W, total = (long long)K * L * hw;
+    for (long long i = tid; i < total; i += threads) d[i] = UNREACHED;
+    grid.sync();
+    for (long long i = tid; i < n_src; i += threads)
+        atomicMin((unsigned long long*)(d + src[i]), (unsigned long long)src_cost[i]);
+    grid.sync();
+    long long lines_c = (long long)K * L * H, lines_r = (long long)K * L * W, lines_l = K * hw;
+    int lane = threadIdx.x & 31;
+    for (int s = 0;; s++) {
+        volatile long long* changed = state + (s & 1);
+        int any = 0;
+        if (W > 1)
+            for (long long w = tid >> 5; w < lines_c; w += threads >> 5)
+                any |= scan_row_line(d + w * W, cost_col + w * W, W, lane);
+        grid.sync();
+        if (tid == 0) state[(s + 1) & 1] = 0;
+        if (H > 1)
+            for (long long t = tid; t < lines_r; t += threads) {
+                long long base = (t / W) * hw + t % W;
+                any |= relax_line(d + base, cost_row + base, H, W);
+            }
+        grid.sync();
+        if (L > 1)
+            for (long long t = tid; t < lines_l; t += threads) {
+                long long base = (t / hw) * L * hw + t % hw;
+                any |= relax_line(d + base, cost_via + base, L, hw);
+            }
+        if (any) *changed = 1;
+        grid.sync();
+        if (*changed == 0) {
+            if (tid == 0) state[2] = s + 1;
+            break;
+        }
+    }
+    for (long long k = tid; k < K; k += threads)
+        best_path((int)k, d, cost_col, cost_row, cost_via, dims, sinks, sink_cost, sink_start, K, L, H, W, path,
+                  state + 3);
 }
