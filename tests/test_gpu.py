@@ -78,13 +78,15 @@ def test_costs_built_on_the_gpu_equal_the_hosts(strict):
         rows = slice(r0, int(rng.integers(r0 + 1, lat.rows + 1)))
         cols = slice(c0, int(rng.integers(c0 + 1, lat.cols + 1)))
         task = SimpleNamespace(net=int(rng.choice([3, 7, 9])), profile=profiles[k % 2])
-        own = rng.choice(lat.plane, int(rng.integers(0, 4)), replace=False).astype(np.int64)
-        windows.append(snap.window(task, rows, cols, own, 0.75))
+        own = rng.choice(lat.plane, int(rng.integers(0, 40)), replace=False).astype(np.int64)
+        windows.append(snap.window(task, rows, cols, own, float(rng.choice([0.6, 0.75, 0.8]))))
     box = (len(lat.layers), max(w.rows.stop - w.rows.start for w in windows),
            max(w.cols.stop - w.cols.start for w in windows))
     requests = [SimpleNamespace(shape=(len(lat.layers), w.rows.stop - w.rows.start, w.cols.stop - w.cols.start),
                                 costs=w) for w in windows]
-    on_gpu = snap.device.fill(windows, (len(windows),) + box)
+    import cupy
+    table = cupy.asarray(snap.device.table(windows))
+    on_gpu = snap.device.fill(table, windows, (len(windows),) + box)
     for which in range(3):
         assert np.array_equal(on_gpu[which].get(), padded_costs(requests, which, (len(windows),) + box)), seed
 

@@ -144,8 +144,8 @@ class Occupancy:
         for l, a, b in route.stubs:
             track.append(self.stub_cover(l, a, b, radii.track_track))
             via.append(self.stub_cover(None, a, b, radii.track_via))
-        route.cover_track = np.unique(np.concatenate(track))
-        route.cover_via = np.unique(np.concatenate(via))
+        route.cover_track = union(track, lat.size)
+        route.cover_via = union(via, lat.plane)
 
     def add(self, route: NetRoute, sign: int) -> None:
         """Add (sign +1) or remove (-1) a route's footprint: the same arrays, both ways."""
@@ -188,6 +188,17 @@ class Occupancy:
         return int(over_t.size + over_v.size)
 
 
+def union(parts: list[np.ndarray], n: int) -> np.ndarray:
+    """np.unique(np.concatenate(parts)) for indices below n; by marking them, which is linear, when there are many
+    (a large net's cover has hundreds of thousands, mostly repeated)."""
+    if sum(p.size for p in parts) * 32 < n:
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    mark = np.zeros(n, bool)
+    for p in parts:
+        mark[p] = True
+    return np.flatnonzero(mark)
+
+
 def spread(lat: Lattice, layer, row, col, offsets: np.ndarray, layers=None) -> np.ndarray:
     """Flat indices of the nodes at `offsets` around each (row, col): on `layer` per node, on `layers`, or, with
     both None, flat (row, col) indices of the plane."""
@@ -200,7 +211,7 @@ def spread(lat: Lattice, layer, row, col, offsets: np.ndarray, layers=None) -> n
     if layer is not None:
         l = np.repeat(layer, len(offsets))[inside]
         return l * lat.plane + flat
-    flat = np.unique(flat)
+    flat = union([flat], lat.plane)
     if layers is not None:
         return (layers[:, None] * lat.plane + flat[None, :]).ravel()
     return flat

@@ -3,7 +3,8 @@ one launch of kernels/costs.cu builds a whole batch's padded cost arrays from th
 ROI on the host and an upload. The numbers are the same.
 
 The occupancy is copied again only when it changed (Occupancy.version), which is once per batch of nets, not once
-per search; the history once per iteration; owner maps once per net class.
+per search; the history once per iteration; owner maps once per net class. What changes per ROI (its window, net,
+own vias) is a small table() that the search engine uploads with the rest of the batch's small inputs.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .costs import STEP, near_own_vias
+from .costs import STEP
 
 THREADS = 256
 
@@ -52,37 +53,46 @@ class DeviceCosts:
             self.owner_maps[id(profile)] = entry
         return entry[1].data.ptr, entry[2].data.ptr
 
-    def fill(self, windows: list, shape: tuple[int, int, int, int]):
-        """The padded int32 (col, row, via) cost arrays of a batch of WindowCosts, all of one CostSnapshot."""
+    def table(self, windows: list) -> np.ndarray:
+        """What the kernel needs from the host for a batch of WindowCosts, as one int64 array: per ROI (first row,
+        first col, rows, cols, net, track owner map, via owner map, first own via, own vias, via gap's float64
+        bits), then the own via sites near enough to matter, as flat (row, col) indices."""
+        rows, sites = [], []
+        n = 0
+        for w in windows:
+            near = near_window(self.occ.lattice, w)
+            rows.append((w.rows.start, w.cols.start, w.rows.stop - w.rows.start, w.cols.stop - w.cols.start,
+                         w.task.net, *self.owners(w.task.profile), n, near.size,
+                         np.float64(w.via_gap).view(np.int64)))
+            sites.append(near)
+            n += near.size
+        return np.concatenate([np.array(rows, dtype=np.int64).ravel()] + sites).astype(np.int64)
+
+    def fill(self, table, windows: list, shape: tuple[int, int, int, int]):
+        """The padded int32 (col, row, via) cost arrays of a batch of WindowCosts of one CostSnapshot, whose
+        table() is on the device already."""
         import cupy
         K, L, H, W = shape
-        snap = windows[0].snapshot
-        lat, config = snap.lattice, snap.config
+        snapshot = windows[0].snapshot
+        lat, config = snapshot.lattice, snapshot.config
         track, via, hist_track, hist_via = self.occupancy()
-        roi = np.array([(w.rows.start, w.cols.start, w.rows.stop - w.rows.start, w.cols.stop - w.cols.start,
-                         w.task.net, *self.owners(w.task.profile)) for w in windows], dtype=np.int64)
         total = K * L * H * W
         col, row, cvia = (cupy.empty(total, dtype=np.int32) for _ in range(3))
         kernel(cupy.cuda.Device().id)(
             ((total + THREADS - 1) // THREADS,), (THREADS,),
-            (track, via, hist_track, hist_via, cupy.asarray(roi), np.int32(K), np.int32(L), np.int32(H),
-             np.int32(W), np.int32(lat.rows), np.int32(lat.cols), np.float64(snap.pres), np.float64(STEP),
-             np.float64(STEP * config.wrong_way_cost), np.float64(config.via_cost * STEP), np.int32(snap.strict),
-             col, row, cvia))
-        blocked = own_via_blocks(windows, lat, (L, H, W))
-        if blocked.size:
-            cvia[cupy.asarray(blocked)] = np.int32(0x7FFFFFFF)
+            (track, via, hist_track, hist_via, table, np.int32(K), np.int32(L), np.int32(H), np.int32(W),
+             np.int32(lat.rows), np.int32(lat.cols), np.float64(lat.pitch), np.float64(snapshot.pres),
+             np.float64(STEP), np.float64(STEP * config.wrong_way_cost), np.float64(config.via_cost * STEP),
+             np.int32(snapshot.strict), col, row, cvia))
         return col.reshape(shape), row.reshape(shape), cvia.reshape(shape)
 
 
-def own_via_blocks(windows: list, lat, box) -> np.ndarray:
-    """Flat indices of the padded batch where a new via would sit too close to one of its net's own vias."""
-    L, H, W = box
-    parts = []
-    for k, w in enumerate(windows):
-        if w.own_vias is None or not w.own_vias.size:
-            continue
-        r, c = np.nonzero(near_own_vias(lat, w.own_vias, w.rows, w.cols, w.via_gap))
-        layers = np.arange(L)[:, None]
-        parts.append(((k * L + layers) * H + r[None, :]) * W + c[None, :])
-    return np.concatenate([p.ravel() for p in parts]) if parts else np.zeros(0, np.int64)
+def near_window(lat, w) -> np.ndarray:
+    """The window's own via sites, and those outside it but within its via gap: the ones that can block a node."""
+    if w.own_vias is None or not w.own_vias.size:
+        return np.zeros(0, np.int64)
+    reach = int(np.ceil(w.via_gap / lat.pitch))
+    r, c = np.divmod(w.own_vias, lat.cols)
+    keep = ((r >= w.rows.start - reach) & (r < w.rows.stop + reach)
+            & (c >= w.cols.start - reach) & (c < w.cols.stop + reach))
+    return w.own_vias[keep]

@@ -19,9 +19,10 @@ NO_PARENT = 0xFFFFFFFF
 
 
 class RoiCosts(Protocol):
-    """The move costs of one ROI. An implementation may also carry `device_filler`, an object whose
-    fill(costs: list, shape: (K, L, H, W)) returns the batch's padded int32 (col, row, via) CuPy arrays, built on
-    the GPU: then the GPU engine never calls arrays()."""
+    """The move costs of one ROI. An implementation may also carry `device_filler`, which builds a whole batch's
+    costs on the GPU: table(costs: list) -> int64 NumPy array of what it needs from the host, and
+    fill(table on the device, costs, shape (K, L, H, W)) -> the padded int32 (col, row, via) CuPy arrays. The GPU
+    engine then never calls arrays()."""
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """int64 (L, R, C) arrays: enter by a column step, by a row step, from an adjacent layer."""

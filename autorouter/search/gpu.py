@@ -73,35 +73,41 @@ class GpuEngine:
         return self.solve(self.upload(requests), keep_dist)
 
     def upload(self, requests: list[RoiRequest]) -> "DeviceBatch":
-        """The batch's costs, padded into one (K, L, H, W) box, as int32 device arrays: built on the device when
-        the requests' costs can do that, or else from their host arrays."""
+        """The batch on the device: its small inputs in one copy, and its costs padded into one (K, L, H, W) box
+        as int32 arrays, built there when the requests' costs can do that (the table they need travels in the same
+        copy), or else from their host arrays."""
         import cupy
         K = len(requests)
         box = tuple(max(r.shape[i] for r in requests) for i in range(3))
+        inputs = SmallInputs(requests, box)
         filler = getattr(requests[0].costs, "device_filler", None)
         if filler is not None and all(getattr(r.costs, "device_filler", None) is filler for r in requests):
-            costs = filler.fill([r.costs for r in requests], (K,) + box)
+            costs = [r.costs for r in requests]
+            table = filler.table(costs)
+            dev = cupy.asarray(np.concatenate([inputs.packed, table]))
+            col, row, via = filler.fill(dev[inputs.packed.size:], costs, (K,) + box)
         else:
-            costs = [cupy.asarray(padded_costs(requests, i, (K,) + box)) for i in range(3)]
-        return DeviceBatch(requests, box, *costs)
+            dev = cupy.asarray(inputs.packed)
+            col, row, via = (cupy.asarray(padded_costs(requests, i, (K,) + box)) for i in range(3))
+        return DeviceBatch(requests, box, col, row, via, len(inputs.src),
+                           *(dev[a:b] for a, b in inputs.spans))
 
     def solve(self, batch: "DeviceBatch", keep_dist: bool = False) -> list[RoiResult]:
-        """Search a batch whose costs are on the device already."""
+        """Search a batch that is on the device."""
         import cupy
-        requests, (L, H, W), col, row, via = batch.requests, batch.box, batch.col, batch.row, batch.via
+        b = batch
+        requests, (L, H, W) = b.requests, b.box
         K = len(requests)
         per = L * H * W
         total = K * per
-        inputs = SmallInputs(requests, (L, H, W))
-        dev = cupy.asarray(inputs.packed)
-        src, src_cost, sinks, sink_cost, start, dims = (dev[a:b] for a, b in inputs.spans)
         d = cupy.empty(total, dtype=np.int64)
         path = cupy.empty(total, dtype=np.int32)
         info = cupy.zeros(3 + 3 * K, dtype=np.int64)       # sweep flags and count, then each ROI's path summary
         kernel, most = search_kernel(cupy.cuda.Device().id)
-        grid = min(most, blocks(max(K * L * H * 32, K * L * W, K * H * W))[0])
-        kernel((grid,), (THREADS,), (d, col, row, via, np.int32(K), np.int32(L), np.int32(H), np.int32(W), src,
-                                     src_cost, np.int32(len(inputs.src)), dims, sinks, sink_cost, start, path, info))
+        grid = min(most, blocks(32 * max(K * L * H, K * L * W, K * H * W))[0])     # a warp per line at most
+        kernel((grid,), (THREADS,), (d, b.col, b.row, b.via, np.int32(K), np.int32(L), np.int32(H), np.int32(W),
+                                     b.src, b.src_cost, np.int32(b.n_src), b.dims, b.sinks, b.sink_cost,
+                                     b.sink_start, path, info))
         info_h = info.get()
         sweeps, (length, chosen, cost) = int(info_h[2]), info_h[3:].reshape(3, K)
         longest = int(length.max())
@@ -151,6 +157,13 @@ class DeviceBatch:
     col: object                         # cupy int32 (K, L, H, W) cost arrays
     row: object
     via: object
+    n_src: int
+    src: object                         # SmallInputs' parts, on the device
+    src_cost: object
+    sinks: object
+    sink_cost: object
+    sink_start: object
+    dims: object
 
 
 def padded_costs(requests: list[RoiRequest], which: int, shape) -> np.ndarray:

@@ -3,28 +3,30 @@
 //
 // Per node entered: cost = rint(step x (1 + history) x (1 + pres x occupancy)), capped at COST_CAP; BLOCKED32 where
 // another net owns the node (or, in strict mode, covers it) and in the padding. A via also needs its (row, col) free
-// of other nets' via keep-outs. Compiled with --fmad=false and evaluated in NumPy's order and precision (1 + history
+// of other nets' via keep-outs and not too close to its own net's vias. Compiled with --fmad=false and evaluated in NumPy's order and precision (1 + history
 // in float32, the rest in double), so every value equals the host's bit for bit.
 
 #define BLOCKED32 0x7FFFFFFF
 #define COST_CAP 4194304.0
 #define FREE (-1)
 
-// roi: K rows of (first row, first col, rows, cols, net, track owner map pointer, via owner map pointer)
+// roi: K rows of (first row, first col, rows, cols, net, track owner map pointer, via owner map pointer, first own
+// via, own vias, via gap as float64 bits), then the own via sites as flat (row, col) indices. A new via may reuse
+// one of its net's vias, but not sit closer to one than the via gap: the same test as lattice.disc_offsets.
 extern "C" __global__ void build_costs(const int* track, const int* via, const float* hist_track,
                                        const float* hist_via, const long long* roi, int K, int L, int H, int W,
-                                       int R, int C, double pres, double step, double step_wrong, double via_step,
-                                       int strict, int* cost_col, int* cost_row, int* cost_via) {
+                                       int R, int C, double pitch, double pres, double step, double step_wrong,
+                                       double via_step, int strict, int* cost_col, int* cost_row, int* cost_via) {
     long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     long long per = (long long)L * H * W;
     if (v >= K * per) return;
     int k = (int)(v / per);
     long long rest = v % per;
     int l = (int)(rest / ((long long)H * W)), r = (int)((rest / W) % H), c = (int)(rest % W);
-    const long long* p = roi + 7 * k;
+    const long long* p = roi + 10 * k;
     cost_col[v] = cost_row[v] = cost_via[v] = BLOCKED32;
     if (r >= p[2] || c >= p[3]) return;
-    long long site = (p[0] + r) * C + p[1] + c;
+    long long row = p[0] + r, col = p[1] + c, site = row * C + col;
     long long node = (long long)l * R * C + site;
     int net = (int)p[4];
     int owner = ((const int*)p[5])[node];
@@ -37,6 +39,15 @@ extern "C" __global__ void build_costs(const int* track, const int* via, const f
     int vowner = ((const int*)p[6])[site];
     int crowd_v = via[site];
     if ((vowner != FREE && vowner != net) || (strict && crowd_v != 0)) return;
+    const long long* own = roi + 10 * K + p[7];
+    double gap = __longlong_as_double(p[9]);
+    bool near = false, is_own = false;
+    for (long long i = 0; i < p[8]; i++) {
+        long long dr = own[i] / C - row, dc = own[i] % C - col;
+        is_own |= dr == 0 && dc == 0;
+        near |= (double)(dr * dr + dc * dc) * pitch * pitch < gap * gap - 1e-9;
+    }
+    if (near && !is_own) return;
     double vmult = (double)(1.0f + hist_via[site]) * (1.0 + pres * (double)crowd_v);
     cost_via[v] = (int)fmin(rint(via_step * vmult), COST_CAP);
 }

@@ -3,10 +3,10 @@
 // d: int64 distances, K*L*H*W. cost_col, cost_row, cost_via: int32, the price of entering a node by a move along a
 // row (cost_col), a column (cost_row) or between layers (cost_via); BLOCKED32 means no such move. Padding cells are
 // BLOCKED32 everywhere and start UNREACHED. Scans relax each lattice line forward then backward,
-// d[i] = min(d[i], d[i-1] + cost[i]): lines along rows are scanned by a warp each, 32 nodes at a time, with a
-// shuffle scan of the min-plus recurrence; lines along columns and layers by one thread each, which is coalesced
-// there. Sweeps repeat until no scan changes anything: the same fixed point the CPU engine reaches. A node's parent
-// is its lowest-index predecessor on a shortest path, found only along the path walked back from the best sink.
+// d[i] = min(d[i], d[i-1] + cost[i]), by a warp per line, 32 nodes at a time, with a shuffle scan of the min-plus
+// recurrence; or, for lines along columns and layers in large batches, by one thread per line (see scan_lines).
+// Sweeps repeat until no scan changes anything: the same fixed point the CPU engine reaches. A node's parent is its
+// lowest-index predecessor on a shortest path, found only along the path walked back from the best sink.
 //
 // `search` is one persistent cooperative kernel (launched with no more blocks than the device holds at once): it
 // seeds the sources, repeats the sweeps with a grid-wide sync between the three scan directions, decides on the
@@ -52,17 +52,17 @@ __device__ __forceinline__ void warp_scan(i64& a, i64& b, int lane) {
     }
 }
 
-// One line of W nodes along a row, by the 32 lanes of a warp, 32 nodes at a time, forward then backward.
+// One line of n nodes, `stride` apart, by the 32 lanes of a warp, 32 nodes at a time, forward then backward.
 // Returns whether this lane lowered a distance.
-__device__ __forceinline__ int scan_row_line(i64* line, const cost_t* c, int W, int lane) {
+__device__ __forceinline__ int scan_line_warp(i64* line, const cost_t* c, int n, long long stride, int lane) {
     int any = 0;
     for (int dir = 0; dir < 2; dir++) {
         i64 carry = UNREACHED;                         // the relaxed value just before this chunk
-        for (int start = 0; start < W; start += 32) {
+        for (int start = 0; start < n; start += 32) {
             int j = start + lane;
-            int i = dir == 0 ? j : W - 1 - j;          // node this lane holds
+            long long i = (dir == 0 ? j : n - 1 - j) * stride;     // node this lane holds
             i64 a = UNREACHED, b = UNREACHED, old = UNREACHED;
-            if (j < W) {
+            if (j < n) {
                 old = line[i];
                 b = old;
                 // entering node i from the previous node in scan order costs cost[i]; the first node has none
@@ -72,7 +72,7 @@ __device__ __forceinline__ int scan_row_line(i64* line, const cost_t* c, int W, 
             warp_scan(a, b, lane);
             i64 via_carry = carry + a;
             i64 v = via_carry < b ? via_carry : b;
-            if (j < W && v < old) { line[i] = v; any = 1; }
+            if (j < n && v < old) { line[i] = v; any = 1; }
             carry = __shfl_sync(0xFFFFFFFF, v, 31);
             if (carry > UNREACHED) carry = UNREACHED;
         }
@@ -80,6 +80,27 @@ __device__ __forceinline__ int scan_row_line(i64* line, const cost_t* c, int W, 
     return any;
 }
 
+// Scan `lines` lines of n nodes, `stride` apart, line t starting at base_of(t): by a warp each when there are few,
+// so that 32 loads are in flight instead of one chain of dependent ones (a small batch is latency-bound); by a
+// thread each when there are many, where neighbouring threads read neighbouring nodes (a large batch is
+// bandwidth-bound). Lines along rows (stride 1) always go by warp: that is coalesced too.
+template <typename BaseOf>
+__device__ __forceinline__ int scan_lines(i64* d, const cost_t* cost, long long lines, int n, long long stride,
+                                          BaseOf base_of, long long tid, long long threads) {
+    int any = 0;
+    if (stride == 1 || lines * 32 <= 4 * threads) {
+        for (long long w = tid >> 5; w < lines; w += threads >> 5) {
+            long long b = base_of(w);
+            any |= scan_line_warp(d + b, cost + b, n, stride, (int)(tid & 31));
+        }
+    } else {
+        for (long long t = tid; t < lines; t += threads) {
+            long long b = base_of(t);
+            any |= relax_line(d + b, cost + b, n, stride);
+        }
+    }
+    return any;
+}
 
 // The parent of node v (at l, r, c of ROI k's padded box): the lowest ROI-local index among the neighbours u with
 // d[u] + (cost of entering v from u) == d[v], or NO_PARENT. base = k * L * H * W; h, w: the ROI's own rows and cols.
@@ -158,26 +179,20 @@ extern "C" __global__ void search(i64* d, const cost_t* cost_col, const cost_t* 
         atomicMin((unsigned long long*)(d + src[i]), (unsigned long long)src_cost[i]);
     grid.sync();
     long long lines_c = (long long)K * L * H, lines_r = (long long)K * L * W, lines_l = K * hw;
-    int lane = threadIdx.x & 31;
     for (int s = 0;; s++) {
         volatile long long* changed = state + (s & 1);
         int any = 0;
         if (W > 1)
-            for (long long w = tid >> 5; w < lines_c; w += threads >> 5)
-                any |= scan_row_line(d + w * W, cost_col + w * W, W, lane);
+            any |= scan_lines(d, cost_col, lines_c, W, 1, [=](long long t) { return t * W; }, tid, threads);
         grid.sync();
         if (tid == 0) state[(s + 1) & 1] = 0;
         if (H > 1)
-            for (long long t = tid; t < lines_r; t += threads) {
-                long long base = (t / W) * hw + t % W;
-                any |= relax_line(d + base, cost_row + base, H, W);
-            }
+            any |= scan_lines(d, cost_row, lines_r, H, W, [=](long long t) { return (t / W) * hw + t % W; }, tid,
+                              threads);
         grid.sync();
         if (L > 1)
-            for (long long t = tid; t < lines_l; t += threads) {
-                long long base = (t / hw) * L * hw + t % hw;
-                any |= relax_line(d + base, cost_via + base, L, hw);
-            }
+            any |= scan_lines(d, cost_via, lines_l, L, hw, [=](long long t) { return (t / hw) * L * hw + t % hw; },
+                              tid, threads);
         if (any) *changed = 1;
         grid.sync();
         if (*changed == 0) {
