@@ -90,6 +90,8 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     t0 = time.monotonic()
     tracks, vias = routes_to_items(lattice, tasks, outcome.routes, rules.hole_to_hole + config.clearance_margin)
     timings["tracks and vias"] = time.monotonic() - t0
-    notes = ([engine_note] if engine_note else []) + [note for t in tasks for note in t.notes]
+    engine_report = getattr(engine, "report", lambda: None)()
+    notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \
+        + [note for t in tasks for note in t.notes]
     return RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
                        engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds)

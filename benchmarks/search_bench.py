@@ -5,9 +5,10 @@ in the same run.
     python benchmarks/search_bench.py [--k 8,64,256] [--shapes 4x64x64,8x128x128] [--cpu-rois 4]
 
 The CPU baselines run on the first --cpu-rois ROIs of each batch (their per-ROI time does not depend on K); the GPU
-engine runs the whole batch. "gpu ms/ROI" is the search with the batch's costs already on the device (the engine's
-own work: sweeps, parents, best sinks, paths back to the host); "+upload" adds building the padded cost arrays on the
-host and copying them over, which the router pays today because it builds costs with NumPy.
+engine runs the whole batch. "gpu ms/ROI" is the search with the batch already on the device (the engine's own
+work: one persistent kernel, then the paths back to the host); "+upload" adds padding host cost arrays and copying
+them over (the router avoids that: it builds its costs on the device). "near-far" is the GPU engine's round-by-round
+method on the same batch (delta --delta), for its round count.
 """
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ def main():
     ap.add_argument("--k", default="8,64,256")
     ap.add_argument("--shapes", default="4x64x64,8x128x128")
     ap.add_argument("--cpu-rois", type=int, default=4)
+    ap.add_argument("--delta", type=int, default=8)
     args = ap.parse_args()
     from scipy.sparse.csgraph import dijkstra
     try:
@@ -77,7 +79,7 @@ def main():
         have_gpu = False
     print(f"{'shape':>10} {'costs':>7} {'K':>4} | {'scipy ms/ROI':>12} | {'cpu ms/ROI':>10} {'sweeps':>6} "
           f"{'x scipy':>7} | {'gpu ms/ROI':>10} {'sweeps':>6} {'Grelax/s':>8} {'x scipy':>8} {'x cpu':>7} | "
-          f"{'+upload ms':>10} {'x scipy':>7}")
+          f"{'+upload ms':>10} {'x scipy':>7} | {'near-far ms':>11} {'rounds':>6} {'x scipy':>7}")
     for shape_text in args.shapes.split(","):
         shape = tuple(int(v) for v in shape_text.split("x"))
         for noisy in (False, True):
@@ -102,8 +104,14 @@ def main():
                     for a, b in zip(res, gres):
                         assert a.cost == b.cost and np.array_equal(a.path, b.path), "GPU and CPU disagree"
                     relax = gres[0].rounds * edges(shape) / t_gpu / 1e9
+                    near_far = GpuEngine(args.delta, "near_far")
+                    t_nf, nres = timed(lambda: near_far.solve(on_device), repeat=3)
+                    t_nf /= k
+                    for a, b in zip(res, nres):
+                        assert a.cost == b.cost and np.array_equal(a.path, b.path), "near-far and sweep disagree"
                     line += (f" {t_gpu * 1e3:10.3f} {gres[0].rounds:6d} {relax:8.2f} {t_scipy / t_gpu:8.1f} "
-                             f"{t_cpu / t_gpu:7.1f} | {t_all * 1e3:10.3f} {t_scipy / t_all:7.1f}")
+                             f"{t_cpu / t_gpu:7.1f} | {t_all * 1e3:10.3f} {t_scipy / t_all:7.1f} | "
+                             f"{t_nf * 1e3:11.3f} {max(r.rounds for r in nres):6d} {t_scipy / t_nf:7.1f}")
                 else:
                     line += " (no GPU)"
                 print(line, flush=True)

@@ -34,8 +34,11 @@ def assert_same(cpu, gpu, seed):
             assert np.array_equal(a.dist, b.dist), (seed, i)
 
 
-@pytest.mark.parametrize("k, shape", [(1, (1, 1, 1)), (1, (1, 1, 7)), (3, (2, 5, 9)), (64, (4, 32, 32)),
-                                      (512, (2, 12, 12)), (8, (8, 64, 64)), (1, (8, 128, 1000))])
+SHAPES = [(1, (1, 1, 1)), (1, (1, 1, 7)), (3, (2, 5, 9)), (64, (4, 32, 32)), (512, (2, 12, 12)), (8, (8, 64, 64)),
+          (1, (8, 128, 1000))]
+
+
+@pytest.mark.parametrize("k, shape", SHAPES)
 @pytest.mark.parametrize("noisy", [False, True])
 def test_gpu_equals_cpu_on_random_batches(k, shape, noisy):
     seed = fresh_seed()
@@ -47,6 +50,44 @@ def test_gpu_equals_cpu_on_random_batches(k, shape, noisy):
                                     n_sink=int(rng.integers(1, 6)), noisy=noisy))
     keep = k * int(np.prod(shape)) <= 2_000_000
     assert_same(CpuEngine(64).search(batch, keep_dist=keep), GpuEngine(64).search(batch, keep_dist=keep), seed)
+
+
+def failing_solve(engine, error, when):
+    """engine.solve raising `error` for batches where when(K) holds."""
+    solve = engine.solve
+    def patched(batch, keep_dist=False):
+        if when(len(batch.requests)):
+            raise error
+        return solve(batch, keep_dist)
+    engine.solve = patched
+    return engine
+
+
+def test_out_of_memory_splits_then_falls_back_with_the_same_routes():
+    import cupy
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    batch = [random_request(rng, (2, 12, 20)) for _ in range(9)]
+    cpu = CpuEngine(64).search(batch)
+    oom = cupy.cuda.memory.OutOfMemoryError(1 << 40, 0, 0)
+    split = failing_solve(GpuEngine(64), oom, lambda k: k > 2)
+    assert_same(cpu, split.search(batch), seed)
+    assert split.splits > 0 and split.on_cpu == 0 and "split" in split.report()
+    none_fit = failing_solve(GpuEngine(64), oom, lambda k: True)
+    assert_same(cpu, none_fit.search(batch), seed)
+    assert none_fit.on_cpu == len(batch)
+
+
+def test_a_cuda_error_hands_the_rest_to_the_cpu():
+    import cupy
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    batch = [random_request(rng, (2, 12, 20)) for _ in range(4)]
+    error = cupy.cuda.runtime.CUDARuntimeError(700)          # cudaErrorIllegalAddress
+    engine = failing_solve(GpuEngine(64), error, lambda k: True)
+    assert_same(CpuEngine(64).search(batch), engine.search(batch), seed)
+    assert_same(CpuEngine(64).search(batch[:1]), engine.search(batch[:1]), seed)
+    assert engine.fault and engine.on_cpu == 5 and "GPU error" in engine.report()
 
 
 @pytest.mark.parametrize("strict", [False, True])
@@ -89,6 +130,26 @@ def test_costs_built_on_the_gpu_equal_the_hosts(strict):
     on_gpu = snap.device.fill(table, windows, (len(windows),) + box)
     for which in range(3):
         assert np.array_equal(on_gpu[which].get(), padded_costs(requests, which, (len(windows),) + box)), seed
+
+
+@pytest.mark.parametrize("k, shape", SHAPES[:-1])
+def test_gpu_near_far_equals_cpu(k, shape):
+    """Near-far stops once every sink is settled: paths, sinks and costs match, and the distances of the nodes no
+    farther than the chosen sink (settled by then)."""
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    batch = [random_request(rng, tuple(int(rng.integers(max(1, s // 2), s + 1)) for s in shape),
+                            blocked=float(rng.uniform(0, 0.3)), n_src=int(rng.integers(1, 6)),
+                            n_sink=int(rng.integers(1, 6)), noisy=bool(rng.integers(2))) for _ in range(k)]
+    cpu = CpuEngine(64).search(batch, keep_dist=True)
+    gpu = GpuEngine(64, "near_far").search(batch, keep_dist=True)
+    for i, (a, b) in enumerate(zip(cpu, gpu)):
+        assert (a.path is None) == (b.path is None), (seed, i)
+        if a.path is not None:
+            assert a.cost == b.cost and a.sink == b.sink and np.array_equal(a.path, b.path), (seed, i)
+            reached = a.cost - batch[i].sink_cost[a.sink]                 # the chosen sink's distance
+            settled = (a.dist >= 0) & (a.dist <= reached)
+            assert np.array_equal(a.dist[settled], b.dist[settled]), (seed, i)
 
 
 @needs_shared

@@ -1,11 +1,14 @@
-"""The GPU engine: the sweep search of sweep.py as CUDA kernels (kernels/sweep.cu), K ROIs per launch.
+"""The GPU engine: the CPU engine's two methods as CUDA kernels, K ROIs per launch, with the same results.
 
-The batch is padded into one (K, L, H, W) box and searched by one launch of a persistent cooperative kernel: it seeds
-the sources, sweeps to the fixed point with grid-wide syncs between scan directions and the stop decided on the
-device, then picks each ROI's best sink and walks its path back, taking at each node the lowest-index predecessor on
-a shortest path. The host uploads the batch's small inputs in one copy and waits twice: for the path lengths, then
-for the paths. Costs that can build themselves on the device (RoiCosts with a device_filler) never touch the host.
-The distances and paths are exactly the CPU engine's. CuPy is imported lazily.
+- "sweep" (the default, kernels/sweep.cu): min-plus line scans to the fixed point, as sweep.py;
+- "near_far" (kernels/near_far.cu): near-far rounds on (distance, parent) keys lowered by a 64-bit atomicMin.
+
+The batch is padded into one (K, L, H, W) box and searched by one launch of a persistent cooperative kernel: its
+rounds, and the decision to stop, stay on the device, with grid-wide syncs between phases; it ends by picking each
+ROI's best sink and walking its path back, taking at each node the lowest-index predecessor on a shortest path. The
+host uploads the batch's small inputs in one copy and waits twice: for the path lengths, then for the paths. Costs
+that can build themselves on the device (RoiCosts with a device_filler) never touch the host. CuPy is imported
+lazily.
 """
 from __future__ import annotations
 
@@ -35,12 +38,14 @@ def gpu_available() -> tuple[bool, str]:
 
 
 @functools.lru_cache(maxsize=None)
-def search_kernel(device: int):
-    """The persistent `search` kernel, compiled once per device, and the most blocks a cooperative launch of it may
-    have: as many as the device runs at once."""
+def search_kernel(device: int, method: str):
+    """The persistent kernel of a method ("sweep" or "near_far", each in kernels/<method>.cu), compiled once per
+    device, and the most blocks a cooperative launch of it may have: as many as the device runs at once."""
     import cupy
-    source = (Path(__file__).parent / "kernels" / "sweep.cu").read_text()
-    fn = cupy.RawModule(code=source, options=("-std=c++17",), enable_cooperative_groups=True).get_function("search")
+    folder = Path(__file__).parent / "kernels"
+    module = cupy.RawModule(code=(folder / f"{method}.cu").read_text(), options=("-std=c++17", f"-I{folder}"),
+                            enable_cooperative_groups=True)
+    fn = module.get_function(method)
     sms = cupy.cuda.runtime.getDeviceProperties(device)["multiProcessorCount"]
     per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, THREADS, 0)
     return fn, sms * max(1, per_sm)
@@ -53,21 +58,41 @@ def blocks(n: int) -> tuple[int]:
 class GpuEngine:
     name = "gpu"
 
-    def __init__(self, delta: int = 0):
+    def __init__(self, delta: int = 0, method: str = "sweep"):
         self.delta = delta
+        self.method = method
+        self.splits = 0            # batches split in two because device memory ran out
+        self.on_cpu = 0            # searches handed to the CPU engine
+        self.fault = ""            # a CUDA error that ended the GPU's part: everything after runs on the CPU
 
     def search(self, requests: list[RoiRequest], keep_dist: bool = False) -> list[RoiResult]:
+        """Out of device memory, the batch is split in halves, and a single ROI that still does not fit goes to the
+        CPU engine; any other CUDA error sends this batch and every later one to the CPU. The routes are the same."""
         if not requests:
             return []
         import cupy
-        try:
-            return self.run(requests, keep_dist)
-        except (cupy.cuda.memory.OutOfMemoryError, cupy.cuda.runtime.CUDARuntimeError):
-            if len(requests) > 1:                # split the batch and try the halves
-                half = len(requests) // 2
-                return self.search(requests[:half], keep_dist) + self.search(requests[half:], keep_dist)
-            from .cpu import CpuEngine
-            return CpuEngine(self.delta).search(requests, keep_dist)
+        if not self.fault:
+            try:
+                return self.run(requests, keep_dist)
+            except cupy.cuda.memory.OutOfMemoryError:
+                if len(requests) > 1:
+                    self.splits += 1
+                    half = len(requests) // 2
+                    return self.search(requests[:half], keep_dist) + self.search(requests[half:], keep_dist)
+            except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as e:
+                self.fault = str(e).splitlines()[0] if str(e) else type(e).__name__
+        from .cpu import CpuEngine
+        self.on_cpu += len(requests)
+        return CpuEngine(self.delta, self.method).search(requests, keep_dist)
+
+    def report(self) -> str | None:
+        """One line for the user when the GPU could not do all the searching, else None."""
+        if self.fault:
+            return f"GPU error ({self.fault}): {self.on_cpu} searches finished on the CPU (same routes)"
+        if self.splits or self.on_cpu:
+            return (f"GPU memory ran short: {self.splits} batches split, {self.on_cpu} searches done on the CPU "
+                    f"(same routes)")
+        return None
 
     def run(self, requests: list[RoiRequest], keep_dist: bool) -> list[RoiResult]:
         return self.solve(self.upload(requests), keep_dist)
@@ -102,12 +127,17 @@ class GpuEngine:
         total = K * per
         d = cupy.empty(total, dtype=np.int64)
         path = cupy.empty(total, dtype=np.int32)
-        info = cupy.zeros(3 + 3 * K, dtype=np.int64)       # sweep flags and count, then each ROI's path summary
-        kernel, most = search_kernel(cupy.cuda.Device().id)
-        grid = min(most, blocks(32 * max(K * L * H, K * L * W, K * H * W))[0])     # a warp per line at most
-        kernel((grid,), (THREADS,), (d, b.col, b.row, b.via, np.int32(K), np.int32(L), np.int32(H), np.int32(W),
-                                     b.src, b.src_cost, np.int32(b.n_src), b.dims, b.sinks, b.sink_cost,
-                                     b.sink_start, path, info))
+        info = cupy.zeros(3 + 3 * K, dtype=np.int64)       # flags, rounds, then each ROI's path summary
+        kernel, most = search_kernel(cupy.cuda.Device().id, self.method)
+        args = (d, b.col, b.row, b.via, np.int32(K), np.int32(L), np.int32(H), np.int32(W), b.src, b.src_cost,
+                np.int32(b.n_src), b.dims, b.sinks, b.sink_cost, b.sink_start, path, info)
+        if self.method == "near_far":
+            grid = min(most, blocks(total)[0])
+            args += (cupy.empty(total, dtype=np.uint8), cupy.empty(total, dtype=np.uint8),
+                     cupy.empty(6 * K + 4, dtype=np.int64), np.int64(self.delta))
+        else:
+            grid = min(most, blocks(32 * max(K * L * H, K * L * W, K * H * W))[0])     # a warp per line at most
+        kernel((grid,), (THREADS,), args)
         info_h = info.get()
         sweeps, (length, chosen, cost) = int(info_h[2]), info_h[3:].reshape(3, K)
         longest = int(length.max())

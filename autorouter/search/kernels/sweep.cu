@@ -8,16 +8,11 @@
 // Sweeps repeat until no scan changes anything: the same fixed point the CPU engine reaches. A node's parent is its
 // lowest-index predecessor on a shortest path, found only along the path walked back from the best sink.
 //
-// `search` is one persistent cooperative kernel (launched with no more blocks than the device holds at once): it
+// `sweep` is one persistent cooperative kernel (launched with no more blocks than the device holds at once): it
 // seeds the sources, repeats the sweeps with a grid-wide sync between the three scan directions, decides on the
 // device when to stop, and walks back each ROI's best path. The host waits once per batch, not once per sweep.
 
-typedef long long i64;
-#define BLOCKED (1LL << 40)
-#define UNREACHED (1LL << 56)
-#define NO_PARENT 0xFFFFFFFFLL
-#define BLOCKED32 0x7FFFFFFF
-typedef int cost_t;
+#include "roi.cuh"
 
 __device__ __forceinline__ int relax_line(i64* d, const cost_t* cost, int n, long long stride) {
     int changed = 0;
@@ -102,71 +97,12 @@ __device__ __forceinline__ int scan_lines(i64* d, const cost_t* cost, long long 
     return any;
 }
 
-// The parent of node v (at l, r, c of ROI k's padded box): the lowest ROI-local index among the neighbours u with
-// d[u] + (cost of entering v from u) == d[v], or NO_PARENT. base = k * L * H * W; h, w: the ROI's own rows and cols.
-__device__ long long parent_of(const i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
-                               long long base, int l, int r, int c, int L, int H, int W, long long h, long long w) {
-    long long v = base + ((long long)l * H + r) * W + c;
-    i64 dv = d[v];
-    long long best = NO_PARENT;
-    int nl[6] = {l, l, l, l, l - 1, l + 1}, nr[6] = {r, r, r - 1, r + 1, r, r}, nc[6] = {c - 1, c + 1, c, c, c, c};
-    const cost_t* costs[6] = {cost_col, cost_col, cost_row, cost_row, cost_via, cost_via};
-    for (int m = 0; m < 6; m++) {
-        if (nl[m] < 0 || nl[m] >= L || nr[m] < 0 || nr[m] >= H || nc[m] < 0 || nc[m] >= W) continue;
-        cost_t cost = costs[m][v];
-        if (cost == BLOCKED32) continue;
-        i64 du = d[base + ((long long)nl[m] * H + nr[m]) * W + nc[m]];
-        if (du < UNREACHED && du + cost == dv) {
-            long long local = ((long long)nl[m] * h + nr[m]) * w + nc[m];
-            if (local < best) best = local;
-        }
-    }
-    return best;
-}
-
-// ROI k's sink with the lowest distance plus stub cost (lowest position on ties), then the path back from it through
-// the parents, written sink first into path[k * L * H * W ...]. out[k], out[K + k], out[2K + k]: the path's length
-// (0 when no sink is reached), the chosen sink's position, the total cost.
-__device__ void best_path(int k, const i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
-                          const long long* dims, const long long* sinks, const i64* sink_cost,
-                          const long long* sink_start, int K, int L, int H, int W, int* path, long long* out) {
-    long long per = (long long)L * H * W, base = k * per;
-    long long h = dims[3 * k + 1], w = dims[3 * k + 2];
-    i64 best = 0x7FFFFFFFFFFFFFFFLL;
-    long long pick = -1;
-    for (long long s = sink_start[k]; s < sink_start[k + 1]; s++) {
-        long long local = sinks[s];
-        long long lay = local / (h * w), rr = (local / w) % h, cc = local % w;
-        i64 dv = d[base + (lay * H + rr) * W + cc];
-        if (dv >= UNREACHED) continue;
-        i64 t = dv + sink_cost[s];
-        if (t < best) { best = t; pick = s - sink_start[k]; }
-    }
-    out[K + k] = pick;
-    out[2 * K + k] = best;
-    if (pick < 0) { out[k] = 0; return; }
-    long long local = sinks[sink_start[k] + pick];
-    long long n = 0;
-    while (true) {
-        path[base + n++] = (int)local;
-        int lay = (int)(local / (h * w)), rr = (int)((local / w) % h), cc = (int)(local % w);
-        long long parent = parent_of(d, cost_col, cost_row, cost_via, base, lay, rr, cc, L, H, W, h, w);
-        if (parent == NO_PARENT || n >= per) break;
-        local = parent;
-    }
-    out[k] = n;
-}
-
-#include <cooperative_groups.h>
-
-#include <cooperative_groups.h>
-
 // The whole search of a batch: fill, seed, sweeps until a sweep changes nothing, then each ROI's best path. Every
 // loop is grid-strided, so any grid that fits on the device at once is correct. state[0], state[1]: "something
 // changed" flags of alternate sweeps (zero at launch; each is cleared one phase after its last reader); state[2]:
 // sweeps taken; then best_path's out (3 K values). dims: each ROI's (L, H, W); its sinks are
 // sinks[sink_start[k]:sink_start[k + 1]], ROI-local.
-extern "C" __global__ void search(i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
+extern "C" __global__ void sweep(i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
                                   int K, int L, int H, int W, const long long* src, const i64* src_cost, int n_src,
                                   const long long* dims, const long long* sinks, const i64* sink_cost,
                                   const long long* sink_start, int* path, long long* state) {
