@@ -69,6 +69,8 @@ def main(argv=None) -> int:
         err.print("autorouter: error: out of memory (try a coarser --pitch)", highlight=False)
         return EXIT_BAD_INPUT
     except Exception as e:  # never a traceback for the user: one line, and nothing written
+        if os.environ.get("AUTOROUTER_DEBUG"):
+            raise
         err.print(f"autorouter: internal error: {type(e).__name__}: {e} (nothing written; please report this board)",
                   highlight=False, markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
@@ -92,16 +94,18 @@ def output_path(args) -> Path:
 
 
 class StopFlag:
-    """Ctrl-C, SIGTERM and --time-limit ask the router to stop between batches (within a second)."""
+    """Ctrl-C, SIGTERM and --time-limit ask the router to stop between two searches (well within a second), once
+    it is routing; before that, a signal aborts at once, as does a second one."""
 
     def __init__(self, time_limit: float):
         self.deadline = time.monotonic() + time_limit if time_limit else None
         self.signal = ""
+        self.routing = False
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self.handle)
 
     def handle(self, signum, frame):
-        if self.signal:                     # a second Ctrl-C: stop at once
+        if self.signal or not self.routing:
             raise KeyboardInterrupt
         self.signal = signal.Signals(signum).name
 
@@ -143,7 +147,10 @@ def run_route(args, err) -> int:
             raise UsageError(f"--nets: no net named {unknown[0]!r} on this board")
     stop = StopFlag(config.time_limit)
     with Progress(err, config.max_iterations, quiet) as progress:
-        result = route(board, rules, config, progress.update, only, stop, engine)
+        def on_progress(event: dict) -> None:
+            stop.routing = stop.routing or event["stage"] == "tasks"      # negotiation starts: stop gracefully
+            progress.update(event)
+        result = route(board, rules, config, on_progress, only, stop, engine)
     interrupted = stop.signal
     t0 = time.monotonic()
     report = check(board, rules, result.tracks, result.vias, only_new=True)

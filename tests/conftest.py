@@ -27,3 +27,52 @@ def shared_boards() -> list[Path]:
 
 needs_kicad = pytest.mark.skipif(not kicad_available(), reason="KiCad 9 (kicad-cli, demos) is not installed")
 needs_shared = pytest.mark.skipif(not BOARDS.is_dir(), reason="../shared/boards is not present")
+
+
+def top_level_heads(block: str) -> list[str]:
+    """The head of every top-level s-expression in block (quoted strings, which may hold parentheses, skipped)."""
+    heads, depth, i, quoted = [], 0, 0, False
+    while i < len(block):
+        ch = block[i]
+        if quoted:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch == "(":
+            if depth == 0:
+                heads.append(block[i + 1:i + 40].split(None, 1)[0].rstrip(")"))
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            assert depth >= 0, "unbalanced block"
+        elif depth == 0:
+            assert ch.isspace(), f"stray text between items: {block[i:i + 40]!r}"
+        i += 1
+    assert depth == 0 and not quoted, "unbalanced block"
+    return heads
+
+
+def assert_only_routing_added(before: str, after: str) -> int:
+    """`after` is `before` with one contiguous run of top-level segment, arc and via items inserted, every other byte
+    unchanged: removing what we added gives the input back byte for byte. Returns how many items were added."""
+    extra = len(after) - len(before)
+    if extra == 0:
+        assert after == before
+        return 0
+    assert extra > 0, "the output is shorter than the input"
+    lo, hi = 0, len(before)                      # the longest common prefix, by bisection on slices
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if after[:mid] == before[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    for start in range(lo, max(lo - 4096, -1), -1):   # the inserted run may repeat a few bytes that follow it
+        if after[start] == "(" and after[start + extra:] == before[start:]:
+            heads = top_level_heads(after[start:start + extra])
+            assert heads and set(heads) <= {"segment", "arc", "via"}, f"inserted items: {sorted(set(heads))}"
+            return len(heads)
+    raise AssertionError("the output is not the input plus one run of inserted tracks and vias")

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from autorouter.board import load_board
-from conftest import BOARDS, JUDGE, needs_kicad, needs_shared, shared_boards
+from conftest import BOARDS, JUDGE, assert_only_routing_added, needs_kicad, needs_shared, shared_boards
 
 
 def judge():
@@ -43,6 +43,24 @@ def test_demo_board_is_routed_clean_by_kicads_verdict(name, tmp_path):
     assert after["unconnected"] == 0
     assert not {k: n for k, n in added.items() if n > 0}
     assert j.same_but_copper(str(unrouted), str(routed))
+    assert assert_only_routing_added(unrouted.read_text(), routed.read_text()) > 0
+
+
+@needs_kicad
+@pytest.mark.kicad
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["pic_programmer", "multichannel_mixer", "kit-dev-coldfire-xilinx_5213"])
+def test_other_demo_boards_keep_every_byte(name, tmp_path):
+    """The judge's other demo boards (the judge's bench scores them): the output is the input plus tracks and vias,
+    byte for byte, and KiCad loads it. A minute at most each: kit-dev's partial result counts too."""
+    j = judge()
+    _, src, _ = j.resolve(name)
+    unrouted, routed = tmp_path / "unrouted.kicad_pcb", tmp_path / "routed.kicad_pcb"
+    j.strip(src, str(unrouted))
+    proc = route(unrouted, routed, "--backend", "cpu", "--time-limit", "60")
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert assert_only_routing_added(unrouted.read_text(), routed.read_text()) > 0
+    j.unconnected(str(routed))                     # pcbnew loads it (raises otherwise)
 
 
 @needs_kicad
@@ -57,6 +75,7 @@ def test_every_shared_board_routes_to_a_file_kicad_opens(path, tmp_path):
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     assert j.same_but_copper(str(path), str(out))
+    assert_only_routing_added(path.read_text(), out.read_text())
     try:
         j.unconnected(str(path))
     except RuntimeError:                           # KiCad 9 cannot open this input (a KiCad 10 file) either:

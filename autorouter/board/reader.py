@@ -91,11 +91,35 @@ def load_board(path: str | Path) -> Board:
     except Exception as e:  # kiutils raises anything from IndexError to ValueError on malformed files
         raise BoardError(f"{path}: malformed board: kiutils could not parse it ({type(e).__name__}: {str(e)[:120]})") from None
     try:
-        return build_board(kb, str(path), version)
+        return check_numbers(build_board(kb, str(path), version))
     except BoardError:
         raise
     except Exception as e:
         raise BoardError(f"{path}: malformed board: {type(e).__name__}: {str(e)[:160]}") from None
+
+
+LIMIT_MM = 2147.0           # KiCad stores coordinates as 32-bit nanometres: nothing real lies farther out
+
+
+def check_numbers(board: Board) -> Board:
+    """Every coordinate and size a finite number within KiCad's range: kiutils passes a malformed number through
+    as text, and an absurd one would blow up the lattice."""
+    def items():
+        for t in board.tracks:
+            yield "track", [*t.start, *t.end, t.width] + ([*t.mid] if t.mid else [])
+        for v in board.vias:
+            yield "via", [v.x, v.y, v.diameter, v.drill]
+        for p in board.pads:
+            yield f"pad {p.name}", [p.x, p.y, p.drill] + ([] if p.outline.is_empty else list(p.outline.bounds))
+        for what, shapes in (("keep-out", board.keepouts), ("copper graphic", board.graphics)):
+            for g in shapes:
+                yield what, [] if g.outline.is_empty else list(g.outline.bounds)
+        yield "board outline", list(board.outline.bounds)
+    for what, values in items():
+        for v in values:
+            if not isinstance(v, (int, float)) or not math.isfinite(v) or abs(v) > LIMIT_MM:
+                raise BoardError(f"{board.path}: malformed board: a {what} has an invalid number ({v!r})")
+    return board
 
 
 def copper_layer_names(kb) -> list[str]:

@@ -42,6 +42,7 @@ class Context:
     strict: bool = False          # other nets' covers are walls (the final repair), not costs
     device_costs: object = None   # the GPU's copy of the occupancy, when the engine searches there
     search_seconds: float = 0.0
+    should_stop: object = lambda: ""   # a reason to stop now (Ctrl-C, time limit), checked between searches
 
     def snapshot(self) -> CostSnapshot:
         return CostSnapshot(self.lattice, self.occ, self.pres, self.config, self.strict, self.device_costs)
@@ -51,7 +52,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
               should_stop=lambda: "") -> Negotiation:
     occ = Occupancy(lattice)
     radii = {t.net: class_radii(t.rules, rules, config.clearance_margin) for t in tasks}
-    ctx = Context(lattice, occ, engine, config, rules, config.pres_fac_initial)
+    ctx = Context(lattice, occ, engine, config, rules, config.pres_fac_initial, should_stop=should_stop)
     if engine.name == "gpu":
         from .device_costs import DeviceCosts
         ctx.device_costs = DeviceCosts(occ)
@@ -67,7 +68,11 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
                 if t.net in routes:
                     occ.add(routes[t.net], -1)
             for t, route in zip(batch, route_batch(batch, ctx)):
-                occ.footprint(route, radii[t.net])
+                old = routes.get(t.net)
+                if old is not None and should_stop() and len(route.connections) < len(old.connections):
+                    route = old             # stopped part-way: the last full attempt joins more pins
+                else:
+                    occ.footprint(route, radii[t.net])
                 occ.add(route, +1)
                 routes[t.net] = route
             why = should_stop()
@@ -92,17 +97,16 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
         ctx.pres *= config.pres_fac_mult
     dropped = drop_conflicts(tasks, routes, occ, radii)
     if dropped:
-        repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx, should_stop)
+        repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
     return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds)
 
 
-def repair(tasks: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, radii, ctx: Context,
-           should_stop=lambda: "") -> None:
+def repair(tasks: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, radii, ctx: Context) -> None:
     """Reroute each net that lost connections, one at a time, with every other net's cover as a wall: whatever it
     finds is legal. The new route is kept when it joins more pins than the old one."""
     ctx.strict = True
     for t in tasks:
-        if should_stop():
+        if ctx.should_stop():
             break
         old = routes[t.net]
         occ.add(old, -1)
@@ -195,6 +199,10 @@ def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
     steps = max(t.connections for t in batch)
     for j in range(1, steps + 1):
         active = [g for g in growing if j < len(g.task.pins)]
+        if ctx.should_stop():                    # a large net can take many searches: stop between them
+            for g in active:
+                g.route.failed += ["not routed (stopped before reaching it)"] * (len(g.task.pins) - j)
+            break
         ready = []
         for g in active:
             if g.task.pins[j].portals.nodes.size == 0:
