@@ -102,8 +102,8 @@ LIMIT_MM = 2147.0           # KiCad stores coordinates as 32-bit nanometres: not
 
 
 def check_numbers(board: Board) -> Board:
-    """Every coordinate and size a finite number within KiCad's range: kiutils passes a malformed number through
-    as text, and an absurd one would blow up the lattice."""
+    """Every coordinate and size a finite number within KiCad's range, every net number a 32-bit index: kiutils
+    passes a malformed number through as text, and an absurd one would blow up the lattice."""
     def items():
         for t in board.tracks:
             yield "track", [*t.start, *t.end, t.width] + ([*t.mid] if t.mid else [])
@@ -119,6 +119,10 @@ def check_numbers(board: Board) -> Board:
         for v in values:
             if not isinstance(v, (int, float)) or not math.isfinite(v) or abs(v) > LIMIT_MM:
                 raise BoardError(f"{board.path}: malformed board: a {what} has an invalid number ({v!r})")
+    numbers = [n.number for n in board.nets] + [i.net for group in (board.pads, board.tracks, board.vias) for i in group]
+    for n in numbers:
+        if not isinstance(n, int) or not 0 <= n < 2 ** 31:
+            raise BoardError(f"{board.path}: malformed board: invalid net number ({n!r})")
     return board
 
 
