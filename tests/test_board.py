@@ -71,3 +71,28 @@ def test_bad_files_give_one_line(tmp_path, text, message):
 def test_missing_file(tmp_path):
     with pytest.raises(BoardError, match="no such file"):
         load_board(tmp_path / "nope.kicad_pcb")
+
+
+def outline_board(tmp_path, gap: float, extra: str = ""):
+    """A 2-layer board whose square outline has one corner open by `gap` mm."""
+    lines = [((0, 0), (10, 0)), ((10, 0), (10, 10)), ((10, 10), (0, 10)), ((0, 10), (0, gap))]
+    items = "".join(f'(gr_line (start {a[0]} {a[1]}) (end {b[0]} {b[1]}) (layer "Edge.Cuts") (width 0.1))'
+                    for a, b in lines)
+    path = tmp_path / "b.kicad_pcb"
+    path.write_text(f'(kicad_pcb (version 20241229) (generator pcbnew) (layers (0 "F.Cu" signal) (2 "B.Cu" signal)) '
+                    f'(net 0 "") {items}{extra})')
+    return path
+
+
+def test_an_outline_open_by_a_micrometre_is_closed_as_kicad_does(tmp_path):
+    assert load_board(outline_board(tmp_path, 0.001)).outline.area == pytest.approx(100, abs=0.01)
+    with pytest.raises(BoardError, match="not closed"):
+        load_board(outline_board(tmp_path, 0.5))
+
+
+def test_dimensions_are_skipped_not_refused(tmp_path):
+    dim = ('(dimension (type aligned) (layer "Cmts.User") (pts (xy 0 0) (xy 10 0)) (height 2) '
+           '(gr_text "10 mm" (at 5 -2 0) (layer "Cmts.User")))')
+    path = outline_board(tmp_path, 0, f'{dim}(footprint "X" (layer "F.Cu") (at 5 5) {dim})')   # kiutils refuses both
+    board = load_board(path)
+    assert board.outline.area == pytest.approx(100)

@@ -77,6 +77,32 @@ def check_balanced(text: str, path) -> None:
         raise BoardError(f"{path}: malformed board: unbalanced ')' or text after the board's closing ')'")
 
 
+def without_dimensions(text: str) -> str:
+    """The text kiutils is given: dimension items removed, which it cannot read (it raises NotImplementedError).
+    They are drawings on documentation layers; the file we write back keeps them, as it keeps every byte."""
+    out, at = [], 0
+    while True:
+        start = text.find("(dimension", at)
+        if start < 0:
+            return "".join(out) + text[at:]
+        depth, i, quoted = 0, start, False
+        while i < len(text):
+            ch = text[i]
+            if quoted:
+                quoted = not (ch == '"' and text[i - 1] != "\\")
+            elif ch == '"':
+                quoted = True
+            elif ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        out.append(text[at:start])
+        at = i + 1
+
+
 def load_board(path: str | Path) -> Board:
     """Read and validate a board; raise BoardError with one line on any problem."""
     text = read_text(path)
@@ -87,7 +113,7 @@ def load_board(path: str | Path) -> Board:
     try:
         from kiutils.board import Board as KiBoard
         from kiutils.utils import sexpr
-        kb = KiBoard().from_sexpr(sexpr.parse_sexp(text))
+        kb = KiBoard().from_sexpr(sexpr.parse_sexp(without_dimensions(text)))
     except Exception as e:  # kiutils raises anything from IndexError to ValueError on malformed files
         raise BoardError(f"{path}: malformed board: kiutils could not parse it ({type(e).__name__}: {str(e)[:120]})") from None
     try:
@@ -372,11 +398,34 @@ def read_copper(kb, copper) -> tuple[list[Track], list[Via]]:
     return tracks, vias
 
 
+OUTLINE_GAP_MM = 0.01      # ends of Edge.Cuts lines this close are joined, as KiCad joins them
+
+
+def bridge_gaps(shapes: list) -> list:
+    """The shapes plus a short line across every gap in the outline: pairs of loose ends (an end no other line
+    shares) within OUTLINE_GAP_MM of each other, nearest first."""
+    ends = {}
+    for s in shapes:
+        if s.geom_type == "LineString" and not s.is_closed:
+            for x, y in (s.coords[0], s.coords[-1]):
+                key = (round(x, 4), round(y, 4))
+                ends[key] = ends.get(key, 0) + 1
+    loose = [k for k, n in ends.items() if n % 2]
+    pairs = sorted((math.dist(a, b), i, j) for i, a in enumerate(loose) for j, b in enumerate(loose[:i])
+                   if math.dist(a, b) <= OUTLINE_GAP_MM)
+    joined, bridges = set(), []
+    for _, i, j in pairs:
+        if i not in joined and j not in joined:
+            joined |= {i, j}
+            bridges.append(LineString([loose[i], loose[j]]))
+    return list(shapes) + bridges
+
+
 def board_outline(edge_shapes, path):
     """The board area: faces of the Edge.Cuts drawing; a face nested an odd number of times is a cut-out."""
     if not edge_shapes:
         raise BoardError(f"{path}: the board has no outline (nothing on Edge.Cuts)")
-    merged = unary_union([shapely.set_precision(s, 1e-4) for s in edge_shapes])
+    merged = unary_union([shapely.set_precision(s, 1e-4) for s in bridge_gaps(edge_shapes)])
     faces = [Polygon(p.exterior) for p in polygonize(merged)]
     if not faces:
         raise BoardError(f"{path}: the board outline on Edge.Cuts is not closed")
