@@ -58,6 +58,8 @@ def test_pad_positions_are_absolute():
     ("(kicad_pcb (version 20101010) (generator pcbnew))", "too old"),
     ("(kicad_pcb (version 20991231) (generator pcbnew))", "newer than this router knows"),
     ("(kicad_pcb (version 20241229) (generator pcbnew))", "no copper layers"),
+    ("(kicad_pcb (version 20241229) (generator pcbnew) (general (thickness 1.2.3)))", "'1.2.3' is not a number"),
+    ("(kicad_pcb (version 20241229) (generator pcbnew) (general (thickness -)))", "'-' is not a number"),
     ('(kicad_pcb (version 20241229) (generator pcbnew) (layers (0 "F.Cu" signal) (2 "B.Cu" signal)))', "no outline"),
 ])
 def test_bad_files_give_one_line(tmp_path, text, message):

@@ -103,17 +103,65 @@ def without_dimensions(text: str) -> str:
         at = i + 1
 
 
+QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+IDENTIFIER = re.compile(r"\((?:tstamp|uuid)\s+[^\s()]+")      # KiCad 6/7 write uuids unquoted
+# a bare token made of number characters that is no number (and no uuid, as in group member lists): "1.2.3", "-",
+# "--3", "1e999". Tokens with letters are names or embedded data, not numbers gone wrong.
+BAD_NUMBER = re.compile(r"(?<=[\s(])(?!(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,2})?|\d{8}-\d{4}-[-\d]+)"
+                        r"(?=[\s)]))[-+.\d][-+.\deE]*(?=[\s)])")
+
+
+def check_numbers_text(text: str, path) -> None:
+    """Refuse a malformed number anywhere in the file, as KiCad does (kiutils would keep it as text, or skip it)."""
+    bare = IDENTIFIER.sub("", QUOTED.sub('""', text))
+    bad = BAD_NUMBER.search(bare)
+    if bad:
+        raise BoardError(f"{path}: malformed board: {bad.group(0)[:30]!r} is not a number")
+
+
+# Small items whose contents have been the same in every KiCad from 6 to 10, checked as KiCad's parser checks them:
+# the lists they may hold, and how many numbers a point has. kiutils would skip what does not belong.
+CHILDREN = {"stroke": {"width", "type", "color"},
+            "font": {"face", "size", "thickness", "bold", "italic", "line_spacing", "color"},
+            "effects": {"font", "justify", "hide", "href"},
+            "pts": {"xy", "arc"},
+            **{head: set() for head in ("at", "xy", "xyz", "start", "mid", "center", "size", "width", "uuid", "tstamp")}}
+POINT_SIZE = {"xy": 2, "xyz": 3, "start": 2, "mid": 2, "center": 2}
+
+
+def check_structure(tree, path) -> None:
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        head = node[0] if node and isinstance(node[0], str) else None
+        lists = [c for c in node[1:] if isinstance(c, list)]
+        allowed = CHILDREN.get(head)
+        if allowed is not None:
+            for child in lists:
+                name = child[0] if child and isinstance(child[0], str) else "?"
+                if name not in allowed:
+                    raise BoardError(f"{path}: malformed board: a ({head} ...) holds a ({name} ...)")
+        if head in POINT_SIZE and len(node) - 1 != POINT_SIZE[head]:
+            raise BoardError(f"{path}: malformed board: ({head} ...) needs {POINT_SIZE[head]} numbers")
+        stack.extend(lists)
+
+
 def load_board(path: str | Path) -> Board:
     """Read and validate a board; raise BoardError with one line on any problem."""
     text = read_text(path)
     version = file_version(text, path)
     check_balanced(text, path)
+    check_numbers_text(text, path)
     if version >= 20250000 and "\n\t(net 0 " not in text and "(net 0 \"\")" not in text:
         text = to_kicad9_nets(text)
     try:
         from kiutils.board import Board as KiBoard
         from kiutils.utils import sexpr
-        kb = KiBoard().from_sexpr(sexpr.parse_sexp(without_dimensions(text)))
+        tree = sexpr.parse_sexp(without_dimensions(text))
+        check_structure(tree, path)
+        kb = KiBoard().from_sexpr(tree)
+    except BoardError:
+        raise
     except Exception as e:  # kiutils raises anything from IndexError to ValueError on malformed files
         raise BoardError(f"{path}: malformed board: kiutils could not parse it ({type(e).__name__}: {str(e)[:120]})") from None
     try:
@@ -136,6 +184,8 @@ def check_numbers(board: Board) -> Board:
         for v in board.vias:
             yield "via", [v.x, v.y, v.diameter, v.drill]
         for p in board.pads:
+            if p.layers and p.outline.is_empty:
+                raise BoardError(f"{board.path}: malformed board: pad {p.name} has copper layers but no size")
             yield f"pad {p.name}", [p.x, p.y, p.drill] + ([] if p.outline.is_empty else list(p.outline.bounds))
         for what, shapes in (("keep-out", board.keepouts), ("copper graphic", board.graphics)):
             for g in shapes:
