@@ -119,14 +119,36 @@ def check_numbers_text(text: str, path) -> None:
         raise BoardError(f"{path}: malformed board: {bad.group(0)[:30]!r} is not a number")
 
 
-# Small items whose contents have been the same in every KiCad from 6 to 10, checked as KiCad's parser checks them:
-# the lists they may hold, and how many numbers a point has. kiutils would skip what does not belong.
+# Checked as KiCad's parser checks them, in forms that have held in every KiCad from 6 to 10: the lists that small
+# items may hold, how many numbers a point has, that coordinates are numbers, and the parts an item cannot lack.
+# kiutils would skip what does not belong and leave out what is missing.
 CHILDREN = {"stroke": {"width", "type", "color"},
             "font": {"face", "size", "thickness", "bold", "italic", "line_spacing", "color"},
             "effects": {"font", "justify", "hide", "href"},
             "pts": {"xy", "arc"},
             **{head: set() for head in ("at", "xy", "xyz", "start", "mid", "center", "size", "width", "uuid", "tstamp")}}
 POINT_SIZE = {"xy": 2, "xyz": 3, "start": 2, "mid": 2, "center": 2}
+NUMBERS = {"at", "xy", "xyz", "start", "mid", "end", "center", "size", "width", "thickness"}
+NEEDS = {"segment": {"start", "end", "width", "net"}, "arc": {"start", "mid", "end", "width", "layer", "net"},
+         "via": {"at", "size", "drill", "layers", "net"}, "pad": {"at", "size", "layers"}, "footprint": {"at", "layer"},
+         **{f"{p}_{shape}": parts for p in ("gr", "fp") for shape, parts in
+            (("line", {"start", "end"}), ("arc", {"start", "mid", "end"}), ("circle", {"center", "end"}),
+             ("rect", {"start", "end"}), ("poly", {"pts"}))},
+         "fp_text": {"at", "layer", "effects"}, "gr_text": {"at", "layer", "effects"},
+         "stroke": {"width", "type"}, "effects": {"font"}, "font": {"size"},
+         "polygon": {"pts"}, "filled_polygon": {"pts"}}
+# Drawn items hold no other drawn item; a footprint holds its own (fp_ items, pads) and nothing else that is drawn.
+DRAWN = set(NEEDS) - {"footprint", "stroke", "effects", "font", "polygon", "filled_polygon"}
+HOLDS = {"footprint": {h for h in DRAWN if h.startswith("fp_")} | {"pad"}}
+
+
+def is_number(atom) -> bool:
+    if isinstance(atom, (int, float)):
+        return math.isfinite(atom)
+    try:
+        return math.isfinite(float(atom))
+    except (TypeError, ValueError):
+        return False
 
 
 def check_structure(tree, path) -> None:
@@ -135,14 +157,22 @@ def check_structure(tree, path) -> None:
         node = stack.pop()
         head = node[0] if node and isinstance(node[0], str) else None
         lists = [c for c in node[1:] if isinstance(c, list)]
+        heads = {c[0] for c in lists if c and isinstance(c[0], str)}
         allowed = CHILDREN.get(head)
-        if allowed is not None:
-            for child in lists:
-                name = child[0] if child and isinstance(child[0], str) else "?"
-                if name not in allowed:
-                    raise BoardError(f"{path}: malformed board: a ({head} ...) holds a ({name} ...)")
+        if allowed is not None and not heads <= allowed:
+            raise BoardError(f"{path}: malformed board: a ({head} ...) holds a ({sorted(heads - allowed)[0]} ...)")
         if head in POINT_SIZE and len(node) - 1 != POINT_SIZE[head]:
             raise BoardError(f"{path}: malformed board: ({head} ...) needs {POINT_SIZE[head]} numbers")
+        atoms = [a for a in node[1:] if not isinstance(a, list)]
+        if head in NUMBERS and not all(is_number(a) or (head == "at" and a == "unlocked") for a in atoms):
+            raise BoardError(f"{path}: malformed board: ({head} ...) holds something that is not a number")
+        missing = NEEDS.get(head, set()) - heads
+        if missing:
+            raise BoardError(f"{path}: malformed board: a ({head} ...) without its ({sorted(missing)[0]} ...)")
+        if head in DRAWN or head == "footprint":
+            wrong = heads & (DRAWN | {"footprint"}) - HOLDS.get(head, set())
+            if wrong:
+                raise BoardError(f"{path}: malformed board: a ({head} ...) holds a ({sorted(wrong)[0]} ...)")
         stack.extend(lists)
 
 
