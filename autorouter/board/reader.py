@@ -2,7 +2,7 @@
 
 KiCad 6 to 9 files go straight to kiutils. KiCad 10 files carry no net table (pads name their net), which kiutils
 cannot read; `kicad10.py` rewrites them in memory into the KiCad 9 form first. Every problem the user can fix is
-raised as BoardError with one line naming it.
+raised as BoardError with one line naming it; validate.py holds the checks that kiutils does not make.
 """
 from __future__ import annotations
 
@@ -17,14 +17,11 @@ from shapely.ops import polygonize, unary_union
 from . import geometry as geo
 from .kicad10 import to_kicad9_nets
 from .model import Board, CopperGraphic, Keepout, Net, Pad, Track, Via
+from .validate import BoardError, check_balanced, check_numbers, check_numbers_text, check_structure
 
 OLDEST_VERSION = 20211014      # KiCad 6.0
 NEWEST_VERSION = 20269999      # KiCad 10.x
 SUPPORTED = "KiCad 6, 7, 8, 9 and 10 boards (file versions 20211014 .. 2026xxxx)"
-
-
-class BoardError(Exception):
-    """The board cannot be read or routed as given; the message is one line for the user."""
 
 
 def read_text(path: str | Path) -> str:
@@ -60,23 +57,6 @@ def file_version(text: str, path) -> int:
     return version
 
 
-def check_balanced(text: str, path) -> None:
-    """kiutils accepts some broken files silently; a truncated or unbalanced file is refused, not half-read."""
-    import numpy as np
-    bare = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
-    if bare.count('"') % 2:
-        raise BoardError(f"{path}: malformed board: unterminated string (truncated file?)")
-    codes = np.frombuffer(bare.encode("utf-8"), dtype=np.uint8)
-    step = (codes == ord("(")).astype(np.int32) - (codes == ord(")"))
-    depth = np.cumsum(step)
-    if depth.size == 0 or depth[-1] != 0:
-        left = int(depth[-1]) if depth.size else 0
-        raise BoardError(f"{path}: malformed board: truncated or unbalanced parentheses ({left} left open)")
-    closed = np.flatnonzero(depth <= 0)
-    if closed.size and (depth[closed[0]] < 0 or bare[closed[0] + 1:].strip()):
-        raise BoardError(f"{path}: malformed board: unbalanced ')' or text after the board's closing ')'")
-
-
 def without_dimensions(text: str) -> str:
     """The text kiutils is given: dimension items removed, which it cannot read (it raises NotImplementedError).
     They are drawings on documentation layers; the file we write back keeps them, as it keeps every byte."""
@@ -103,79 +83,6 @@ def without_dimensions(text: str) -> str:
         at = i + 1
 
 
-QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
-IDENTIFIER = re.compile(r"\((?:tstamp|uuid)\s+[^\s()]+")      # KiCad 6/7 write uuids unquoted
-# a bare token made of number characters that is no number (and no uuid, as in group member lists): "1.2.3", "-",
-# "--3", "1e999". Tokens with letters are names or embedded data, not numbers gone wrong.
-BAD_NUMBER = re.compile(r"(?<=[\s(])(?!(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,2})?|\d{8}-\d{4}-[-\d]+)"
-                        r"(?=[\s)]))[-+.\d][-+.\deE]*(?=[\s)])")
-
-
-def check_numbers_text(text: str, path) -> None:
-    """Refuse a malformed number anywhere in the file, as KiCad does (kiutils would keep it as text, or skip it)."""
-    bare = IDENTIFIER.sub("", QUOTED.sub('""', text))
-    bad = BAD_NUMBER.search(bare)
-    if bad:
-        raise BoardError(f"{path}: malformed board: {bad.group(0)[:30]!r} is not a number")
-
-
-# Checked as KiCad's parser checks them, in forms that have held in every KiCad from 6 to 10: the lists that small
-# items may hold, how many numbers a point has, that coordinates are numbers, and the parts an item cannot lack.
-# kiutils would skip what does not belong and leave out what is missing.
-CHILDREN = {"stroke": {"width", "type", "color"},
-            "font": {"face", "size", "thickness", "bold", "italic", "line_spacing", "color"},
-            "effects": {"font", "justify", "hide", "href"},
-            "pts": {"xy", "arc"},
-            **{head: set() for head in ("at", "xy", "xyz", "start", "mid", "center", "size", "width", "uuid", "tstamp")}}
-POINT_SIZE = {"xy": 2, "xyz": 3, "start": 2, "mid": 2, "center": 2}
-NUMBERS = {"at", "xy", "xyz", "start", "mid", "end", "center", "size", "width", "thickness"}
-NEEDS = {"segment": {"start", "end", "width", "net"}, "arc": {"start", "mid", "end", "width", "layer", "net"},
-         "via": {"at", "size", "drill", "layers", "net"}, "pad": {"at", "size", "layers"}, "footprint": {"at", "layer"},
-         **{f"{p}_{shape}": parts for p in ("gr", "fp") for shape, parts in
-            (("line", {"start", "end"}), ("arc", {"start", "mid", "end"}), ("circle", {"center", "end"}),
-             ("rect", {"start", "end"}), ("poly", {"pts"}))},
-         "fp_text": {"at", "layer", "effects"}, "gr_text": {"at", "layer", "effects"},
-         "stroke": {"width", "type"}, "effects": {"font"}, "font": {"size"},
-         "polygon": {"pts"}, "filled_polygon": {"pts"}}
-# Drawn items hold no other drawn item; a footprint holds its own (fp_ items, pads) and nothing else that is drawn.
-DRAWN = set(NEEDS) - {"footprint", "stroke", "effects", "font", "polygon", "filled_polygon"}
-HOLDS = {"footprint": {h for h in DRAWN if h.startswith("fp_")} | {"pad"}}
-
-
-def is_number(atom) -> bool:
-    if isinstance(atom, (int, float)):
-        return math.isfinite(atom)
-    try:
-        return math.isfinite(float(atom))
-    except (TypeError, ValueError):
-        return False
-
-
-def check_structure(tree, path) -> None:
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        head = node[0] if node and isinstance(node[0], str) else None
-        lists = [c for c in node[1:] if isinstance(c, list)]
-        heads = {c[0] for c in lists if c and isinstance(c[0], str)}
-        allowed = CHILDREN.get(head)
-        if allowed is not None and not heads <= allowed:
-            raise BoardError(f"{path}: malformed board: a ({head} ...) holds a ({sorted(heads - allowed)[0]} ...)")
-        if head in POINT_SIZE and len(node) - 1 != POINT_SIZE[head]:
-            raise BoardError(f"{path}: malformed board: ({head} ...) needs {POINT_SIZE[head]} numbers")
-        atoms = [a for a in node[1:] if not isinstance(a, list)]
-        if head in NUMBERS and not all(is_number(a) or (head == "at" and a == "unlocked") for a in atoms):
-            raise BoardError(f"{path}: malformed board: ({head} ...) holds something that is not a number")
-        missing = NEEDS.get(head, set()) - heads
-        if missing:
-            raise BoardError(f"{path}: malformed board: a ({head} ...) without its ({sorted(missing)[0]} ...)")
-        if head in DRAWN or head == "footprint":
-            wrong = heads & (DRAWN | {"footprint"}) - HOLDS.get(head, set())
-            if wrong:
-                raise BoardError(f"{path}: malformed board: a ({head} ...) holds a ({sorted(wrong)[0]} ...)")
-        stack.extend(lists)
-
-
 def load_board(path: str | Path) -> Board:
     """Read and validate a board; raise BoardError with one line on any problem."""
     text = read_text(path)
@@ -200,36 +107,6 @@ def load_board(path: str | Path) -> Board:
         raise
     except Exception as e:
         raise BoardError(f"{path}: malformed board: {type(e).__name__}: {str(e)[:160]}") from None
-
-
-LIMIT_MM = 2147.0           # KiCad stores coordinates as 32-bit nanometres: nothing real lies farther out
-
-
-def check_numbers(board: Board) -> Board:
-    """Every coordinate and size a finite number within KiCad's range, every net number a 32-bit index: kiutils
-    passes a malformed number through as text, and an absurd one would blow up the lattice."""
-    def items():
-        for t in board.tracks:
-            yield "track", [*t.start, *t.end, t.width] + ([*t.mid] if t.mid else [])
-        for v in board.vias:
-            yield "via", [v.x, v.y, v.diameter, v.drill]
-        for p in board.pads:
-            if p.layers and p.outline.is_empty:
-                raise BoardError(f"{board.path}: malformed board: pad {p.name} has copper layers but no size")
-            yield f"pad {p.name}", [p.x, p.y, p.drill] + ([] if p.outline.is_empty else list(p.outline.bounds))
-        for what, shapes in (("keep-out", board.keepouts), ("copper graphic", board.graphics)):
-            for g in shapes:
-                yield what, [] if g.outline.is_empty else list(g.outline.bounds)
-        yield "board outline", list(board.outline.bounds)
-    for what, values in items():
-        for v in values:
-            if not isinstance(v, (int, float)) or not math.isfinite(v) or abs(v) > LIMIT_MM:
-                raise BoardError(f"{board.path}: malformed board: a {what} has an invalid number ({v!r})")
-    numbers = [n.number for n in board.nets] + [i.net for group in (board.pads, board.tracks, board.vias) for i in group]
-    for n in numbers:
-        if not isinstance(n, int) or not 0 <= n < 2 ** 31:
-            raise BoardError(f"{board.path}: malformed board: invalid net number ({n!r})")
-    return board
 
 
 def copper_layer_names(kb) -> list[str]:
