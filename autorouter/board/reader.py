@@ -17,7 +17,7 @@ from shapely.ops import polygonize, unary_union
 from . import geometry as geo
 from .kicad10 import to_kicad9_nets
 from .model import Board, CopperGraphic, Keepout, Net, Pad, Track, Via
-from .validate import BoardError, check_balanced, check_numbers, check_numbers_text, check_structure
+from .validate import BoardError, check_numbers, check_structure, check_text
 
 OLDEST_VERSION = 20211014      # KiCad 6.0
 NEWEST_VERSION = 20269999      # KiCad 10.x
@@ -87,8 +87,7 @@ def load_board(path: str | Path) -> Board:
     """Read and validate a board; raise BoardError with one line on any problem."""
     text = read_text(path)
     version = file_version(text, path)
-    check_balanced(text, path)
-    check_numbers_text(text, path)
+    check_text(text, path)
     if version >= 20250000 and "\n\t(net 0 " not in text and "(net 0 \"\")" not in text:
         text = to_kicad9_nets(text)
     try:

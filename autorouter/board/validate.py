@@ -19,9 +19,16 @@ class BoardError(Exception):
     """The board cannot be read or routed as given; the message is one line for the user."""
 
 
-def check_balanced(text: str, path) -> None:
-    """kiutils accepts some broken files silently; a truncated or unbalanced file is refused, not half-read."""
+def check_text(text: str, path) -> None:
+    """The checks on the raw text, with quoted strings (which may hold anything) blanked once for both."""
     bare = QUOTED.sub('""', text)
+    check_balanced(bare, path)
+    check_numbers_text(bare, path)
+
+
+def check_balanced(bare: str, path) -> None:
+    """kiutils accepts some broken files silently; a truncated or unbalanced file is refused, not half-read.
+    bare: the text with its quoted strings blanked."""
     if bare.count('"') % 2:
         raise BoardError(f"{path}: malformed board: unterminated string (truncated file?)")
     codes = np.frombuffer(bare.encode("utf-8"), dtype=np.uint8)
@@ -42,10 +49,10 @@ BAD_NUMBER = re.compile(r"(?<=[\s(])(?!(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d
                         r"(?=[\s)]))[-+.\d][-+.\deE]*(?=[\s)])")
 
 
-def check_numbers_text(text: str, path) -> None:
-    """Refuse a malformed number anywhere in the file, as KiCad does (kiutils would keep it as text, or skip it)."""
-    bare = IDENTIFIER.sub("", QUOTED.sub('""', text))
-    bad = BAD_NUMBER.search(bare)
+def check_numbers_text(bare: str, path) -> None:
+    """Refuse a malformed number anywhere in the file, as KiCad does (kiutils would keep it as text, or skip it).
+    bare: the text with its quoted strings blanked."""
+    bad = BAD_NUMBER.search(IDENTIFIER.sub("", bare))
     if bad:
         raise BoardError(f"{path}: malformed board: {bad.group(0)[:30]!r} is not a number")
 
