@@ -61,6 +61,10 @@ def test_pad_positions_are_absolute():
     ("(kicad_pcb (version 20241229) (generator pcbnew) (general (thickness 1.2.3)))", "'1.2.3' is not a number"),
     ("(kicad_pcb (version 20241229) (generator pcbnew) (general (thickness -)))", "'-' is not a number"),
     ('(kicad_pcb (version 20241229) (generator pcbnew) (layers (0 "F.Cu" signal) (2 "B.Cu" signal)))', "no outline"),
+    ("(kicad_pcb (version 20241229) (generator pcbnew) (general (thickness nan)))", "'nan' is not a number"),
+    ('(kicad_pcb (version 20241229) (layers (0 "F.Cu" signal) (4 "In1.Cu" signal) (2 "B.Cu" signal)))',
+     "3 copper layers"),
+    ('(kicad_pcb (version 20241229) (layers ("F.Cu" signal) (2 "B.Cu" signal)))', "layer definition"),
 ])
 def test_bad_files_give_one_line(tmp_path, text, message):
     path = tmp_path / "bad.kicad_pcb"
@@ -98,3 +102,20 @@ def test_dimensions_are_skipped_not_refused(tmp_path):
     path = outline_board(tmp_path, 0, f'{dim}(footprint "X" (layer "F.Cu") (at 5 5) {dim})')   # kiutils refuses both
     board = load_board(path)
     assert board.outline.area == pytest.approx(100)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('(footprint "X" (layer "F.Cu") (at 5 5) (property "Value" "X" (at 0 0) (roundrect_rratio 0.25)))',
+     "a (property ...) holds a (roundrect_rratio ...)"),
+    ('(gr_line (start 1 1) (end 2 2) (layer "F.SilkS") (sheetname "/"))', "a (gr_line ...) holds a (sheetname ...)"),
+    ('(gr_line (end 2 2) (start 1 1) (layer "F.SilkS"))', "must begin with (start ...) (end ...)"),
+    ('(segment (start 1 1) (end 2 2) (width 0.2) (layer "F.Cu") (net 1 "GND"))', "malformed (net ...)"),
+    ('(footprint "X" (layer "F.Cu") (at 5 5 1e20))', "a rotation of"),
+    ('(footprint "X" (layer "F.Cu") (at 5 5) (pad "1" smd rect (at 0 0) (size 1) (layers "F.Cu")))',
+     "(size ...) needs 2 numbers"),
+])
+def test_items_kicad_would_refuse_are_refused(tmp_path, extra, message):
+    """Lines in the wrong item pass kiutils but not KiCad's parser (grammar.py): refused, so never routed."""
+    with pytest.raises(BoardError) as err:
+        load_board(outline_board(tmp_path, 0, extra))
+    assert message in str(err.value)

@@ -1,11 +1,11 @@
 """Fuzzing the reader and the router with mutated real boards: whatever the damage, `autorouter route` exits 0, 1 or
 2 with no traceback (nor an "internal error"), never changes its input, writes nothing on exit 2, and otherwise
 writes a board that is the mutated input plus tracks and vias, which our reader loads again, and which KiCad loads
-whenever it loads the mutated input (where KiCad is installed).
+(where KiCad is installed; KiCad 9 cannot open the KiCad 10 source at all).
 
-Some damage passes our reader (built on kiutils, which skips what it does not know) but not KiCad's stricter parser:
-a line moved into another item, a footprint without its Value. Then the output is the input plus tracks, no worse
-than the input, but KiCad rejects both; the run counts these and prints the count.
+Damage that kiutils would skip but KiCad's parser refuses (a line moved into another item, a layer table with an odd
+number of copper layers) must be refused by our reader too (board/validate.py, board/grammar.py): a written board
+that KiCad cannot open fails the test, whether or not KiCad could open the damaged input.
 
 CI runs a time-boxed sample (AUTOROUTER_FUZZ_SECONDS, default 60). The dedicated run asks for a count:
     AUTOROUTER_FUZZ_COUNT=1000 python -m pytest tests/test_fuzz.py -q
@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -135,11 +134,9 @@ def test_mutated_boards_never_crash_and_never_write_a_bad_file(tmp_path):
         codes[code] = codes.get(code, 0) + 1
         done += 1
     assert done >= min(count, 1) if count else done > 0
-    rejected_inputs = 0
-    if written and kicad_available():
-        bad_inputs = set(kicad_loads([out.with_name("board.kicad_pcb") for out in written]))
-        bad_outputs = [o for o in kicad_loads(written) if str(Path(o).with_name("board.kicad_pcb")) not in bad_inputs]
-        assert not bad_outputs, f"seed {seed}: KiCad loads these inputs but not our outputs: {bad_outputs[:5]}"
-        rejected_inputs = len(bad_inputs)
-    print(f"fuzz: {done} mutations, seed {seed}, exit codes {codes}, {len(written)} outputs checked; "
-          f"{rejected_inputs} of them from inputs KiCad itself rejects")
+    checked = kicad_available() and written
+    if checked:
+        bad_outputs = kicad_loads(written)
+        assert not bad_outputs, f"seed {seed}: KiCad cannot load these outputs: {bad_outputs[:5]}"
+    print(f"fuzz: {done} mutations, seed {seed}, exit codes {codes}, {len(written)} outputs "
+          + ("loaded by KiCad" if checked else "(KiCad not installed: not checked with it)"))

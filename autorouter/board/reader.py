@@ -137,6 +137,8 @@ def build_board(kb, path: str, version: int) -> Board:
     copper = copper_layer_names(kb)
     if not copper:
         raise BoardError(f"{path}: the board has no copper layers")
+    if len(copper) % 2:         # KiCad refuses such a file: its stackups hold an even number of copper layers
+        raise BoardError(f"{path}: malformed board: {len(copper)} copper layers (KiCad needs an even number)")
     warnings: list[str] = []
     mask_margin = float(getattr(kb.setup, "packToMaskClearance", None) or 0.0)
     nets = [Net(int(n.number), n.name) for n in kb.nets]

@@ -12,6 +12,8 @@ import re
 
 import numpy as np
 
+from . import grammar
+
 QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
@@ -49,35 +51,48 @@ BAD_NUMBER = re.compile(r"(?<=[\s(])(?!(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d
                         r"(?=[\s)]))[-+.\d][-+.\deE]*(?=[\s)])")
 
 
+# KiCad's number parser refuses these where it expects a number, and no KiCad item has them as a bare name.
+NOT_FINITE = re.compile(r"(?<=[\s(])[-+]?(?:nan|inf|infinity)(?=[\s)])", re.IGNORECASE)
+
+
 def check_numbers_text(bare: str, path) -> None:
     """Refuse a malformed number anywhere in the file, as KiCad does (kiutils would keep it as text, or skip it).
     bare: the text with its quoted strings blanked."""
-    bad = BAD_NUMBER.search(IDENTIFIER.sub("", bare))
+    bad = BAD_NUMBER.search(IDENTIFIER.sub("", bare)) or NOT_FINITE.search(bare)
     if bad:
         raise BoardError(f"{path}: malformed board: {bad.group(0)[:30]!r} is not a number")
 
 
-# Checked as KiCad's parser checks them, in forms that have held in every KiCad from 6 to 10: the lists that small
-# items may hold, how many numbers a point has, that coordinates are numbers, and the parts an item cannot lack.
-# kiutils would skip what does not belong and leave out what is missing.
-CHILDREN = {"stroke": {"width", "type", "color"},
-            "font": {"face", "size", "thickness", "bold", "italic", "line_spacing", "color"},
-            "effects": {"font", "justify", "hide", "href"},
-            "pts": {"xy", "arc"},
-            **{head: set() for head in ("at", "xy", "xyz", "start", "mid", "center", "size", "width", "uuid", "tstamp")}}
-POINT_SIZE = {"xy": 2, "xyz": 3, "start": 2, "mid": 2, "center": 2}
+# Checked as KiCad's parser checks them: which lists each item may hold (grammar.py), the order of a drawn shape's
+# geometry, how many numbers a point has, that coordinates are numbers, and the parts an item cannot lack. kiutils
+# would skip what does not belong and leave out what is missing.
+# How many numbers an item holds: (fewest, most), by name and, where one name means two things, by parent too.
+COUNT = {"xy": (2, 2), "xyz": (3, 3), "start": (2, 2), "mid": (2, 2), "end": (2, 2), "center": (2, 2),
+         "size": (2, 2), "at": (2, 3), "width": (1, 1), "thickness": (1, 1)}
+SINGLE_SIZE = {"via", "backdrill", "tertiary_drill", "front_post_machining", "back_post_machining"}
+
+
+def net_atoms(parent) -> tuple[int, int]:
+    """The net table holds (net number name); a pad (net number name), or (net name) since KiCad 10; every other item
+    (net number), or (net name) since KiCad 10."""
+    return {"kicad_pcb": (2, 2), "pad": (1, 2)}.get(parent, (1, 1))
+
+
+def number_count(parent, head) -> tuple[int, int] | None:
+    if head == "size" and parent in SINGLE_SIZE:
+        return 1, 1
+    if head == "size" and parent == "layer":      # a padstack layer: a via's diameter or a pad's size
+        return 1, 2
+    if head == "at" and parent == "model":
+        return 0, 0
+    return COUNT.get(head)
+MAX_ANGLE = 1e5       # KiCad normalises angles one turn at a time: a huge one would hang it
 NUMBERS = {"at", "xy", "xyz", "start", "mid", "end", "center", "size", "width", "thickness"}
 NEEDS = {"segment": {"start", "end", "width", "net"}, "arc": {"start", "mid", "end", "width", "layer", "net"},
          "via": {"at", "size", "drill", "layers", "net"}, "pad": {"at", "size", "layers"}, "footprint": {"at", "layer"},
-         **{f"{p}_{shape}": parts for p in ("gr", "fp") for shape, parts in
-            (("line", {"start", "end"}), ("arc", {"start", "mid", "end"}), ("circle", {"center", "end"}),
-             ("rect", {"start", "end"}), ("poly", {"pts"}))},
          "fp_text": {"at", "layer", "effects"}, "gr_text": {"at", "layer", "effects"},
          "stroke": {"width", "type"}, "effects": {"font"}, "font": {"size"},
          "polygon": {"pts"}, "filled_polygon": {"pts"}}
-# Drawn items hold no other drawn item; a footprint holds its own (fp_ items, pads) and nothing else that is drawn.
-DRAWN = set(NEEDS) - {"footprint", "stroke", "effects", "font", "polygon", "filled_polygon"}
-HOLDS = {"footprint": {h for h in DRAWN if h.startswith("fp_")} | {"pad"}}
 
 
 def is_number(atom) -> bool:
@@ -90,28 +105,39 @@ def is_number(atom) -> bool:
 
 
 def check_structure(tree, path) -> None:
-    stack = [tree]
+    stack = [(None, tree, True)]
     while stack:
-        node = stack.pop()
+        parent, node, strict = stack.pop()
         head = node[0] if node and isinstance(node[0], str) else None
         lists = [c for c in node[1:] if isinstance(c, list)]
-        heads = {c[0] for c in lists if c and isinstance(c[0], str)}
-        allowed = CHILDREN.get(head)
-        if allowed is not None and not heads <= allowed:
-            raise BoardError(f"{path}: malformed board: a ({head} ...) holds a ({sorted(heads - allowed)[0]} ...)")
-        if head in POINT_SIZE and len(node) - 1 != POINT_SIZE[head]:
-            raise BoardError(f"{path}: malformed board: ({head} ...) needs {POINT_SIZE[head]} numbers")
+        order = [c[0] if c and isinstance(c[0], str) else None for c in lists]
+        strict = strict and head not in grammar.LENIENT
+        allowed = grammar.allowed_children(parent, head) if strict else None
+        if allowed is not None and not set(order) <= allowed:
+            wrong = sorted(str(h) for h in set(order) - allowed)[0]
+            raise BoardError(f"{path}: malformed board: a ({head} ...) holds a ({wrong} ...)")
+        lead = grammar.shape_lead(head)
+        if lead and tuple(order[:len(lead)]) != lead:
+            raise BoardError(f"{path}: malformed board: a ({head} ...) must begin with "
+                             + " ".join(f"({h} ...)" for h in lead))
         atoms = [a for a in node[1:] if not isinstance(a, list)]
+        count = number_count(parent, head) if strict else None
+        if count and not count[0] <= sum(map(is_number, atoms)) <= count[1]:
+            raise BoardError(f"{path}: malformed board: ({head} ...) needs "
+                             + (f"{count[0]}" if count[0] == count[1] else f"{count[0]} to {count[1]}") + " numbers")
+        if head == "net" and strict and not net_atoms(parent)[0] <= len(atoms) <= net_atoms(parent)[1]:
+            raise BoardError(f"{path}: malformed board: a ({parent} ...) has a malformed (net ...)")
         if head in NUMBERS and not all(is_number(a) or (head == "at" and a == "unlocked") for a in atoms):
             raise BoardError(f"{path}: malformed board: ({head} ...) holds something that is not a number")
-        missing = NEEDS.get(head, set()) - heads
-        if missing:
+        if head == "at" and len(atoms) > 2 and is_number(atoms[2]) and abs(float(atoms[2])) > MAX_ANGLE:
+            raise BoardError(f"{path}: malformed board: a rotation of {atoms[2]} degrees")
+        if (parent, head) == ("kicad_pcb", "layers") and not all(
+                len(c) >= 3 and isinstance(c[0], int) and all(not isinstance(a, list) for a in c) for c in lists):
+            raise BoardError(f"{path}: malformed board: a layer definition is not (number name type)")
+        missing = NEEDS.get(head, set()) - set(order)
+        if missing and (parent, head) != ("pts", "arc"):
             raise BoardError(f"{path}: malformed board: a ({head} ...) without its ({sorted(missing)[0]} ...)")
-        if head in DRAWN or head == "footprint":
-            wrong = heads & (DRAWN | {"footprint"}) - HOLDS.get(head, set())
-            if wrong:
-                raise BoardError(f"{path}: malformed board: a ({head} ...) holds a ({sorted(wrong)[0]} ...)")
-        stack.extend(lists)
+        stack.extend((head, c, strict) for c in lists)
 
 
 LIMIT_MM = 2147.0           # KiCad stores coordinates as 32-bit nanometres: nothing real lies farther out
