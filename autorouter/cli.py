@@ -1,4 +1,5 @@
-"""The command line: `autorouter route`, `autorouter check`. Thin: it parses, reports with rich and delegates.
+"""The command line: `autorouter route`, `check`, `info`, `render` and `plugin install`. Thin: it parses, reports with
+rich and delegates.
 
 Exit codes: 0 everything routed (or nothing to route), 1 routing partial (the output is still written and valid),
 2 bad input or usage (one line on stderr, nothing written).
@@ -37,11 +38,27 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--pitch", type=float, help="lattice pitch in mm (default: from the design rules)")
     r.add_argument("--save-partial", action="store_true", help="on Ctrl-C, still write what is routed so far")
     r.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout, nothing else")
+    r.add_argument("--events", action="store_true",
+                   help="progress as one JSON object per line on stderr (for the KiCad plugin and scripts)")
+    r.add_argument("--preview", metavar="PICTURE", help="also draw the routed board (.png, or .svg)")
     r.add_argument("-q", "--quiet", action="store_true", help="no live progress, only the summary")
     r.add_argument("--dump-config", action="store_true", help="print the settings in force and exit")
     c = sub.add_parser("check", help="run our design-rule check on a board")
     c.add_argument("board")
     c.add_argument("--json", action="store_true")
+    i = sub.add_parser("info", help="layers, nets, pads, design rules and the lattice a board would need")
+    i.add_argument("board")
+    i.add_argument("--config", help="YAML file of settings (see config.yaml)")
+    i.add_argument("--pitch", type=float, help="lattice pitch in mm (default: from the design rules)")
+    i.add_argument("--json", action="store_true")
+    d = sub.add_parser("render", help="draw a board: copper per layer, pads, vias, outline and airwires")
+    d.add_argument("board")
+    d.add_argument("-o", "--output", required=True, help="picture to write (.png, or .svg)")
+    d.add_argument("--svg", action="store_true", help="write SVG whatever the file name")
+    d.add_argument("--width", type=int, default=1600, help="width in pixels (default 1600)")
+    p = sub.add_parser("plugin", help="install the KiCad action plugin")
+    p.add_argument("action", choices=["install"])
+    p.add_argument("--dir", help="plugin folder to install into (default: KiCad's third-party plugin folder)")
     return ap
 
 
@@ -56,9 +73,7 @@ def main(argv=None) -> int:
     from .config import ConfigError
     from .search import EngineUnavailable
     try:
-        if args.command == "route":
-            return run_route(args, err)
-        return run_check(args, err)
+        return COMMANDS[args.command](args, err)
     except (BoardError, ConfigError, UsageError, EngineUnavailable) as e:
         err.print(f"autorouter: error: {e}", highlight=False, markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
@@ -123,6 +138,7 @@ def run_route(args, err) -> int:
     from .check import check
     from .config import load_config
     from .pipeline import make_search_engine, route
+    from .render import render
     from .report import Progress, render_summary, summary
     from .writeback import with_items, write_atomic
 
@@ -133,8 +149,9 @@ def run_route(args, err) -> int:
         print(yaml.safe_dump(dataclasses.asdict(config), sort_keys=False), end="")
         return EXIT_OK
     out = output_path(args)
+    preview = picture_path(args.preview) if args.preview else None
     engine = make_search_engine(config)          # a GPU asked for and missing is said before any work
-    quiet = args.quiet or args.json
+    quiet = args.quiet or args.json or args.events
     started = time.monotonic()
     t0 = time.monotonic()
     board = load_board(args.board)
@@ -150,6 +167,11 @@ def run_route(args, err) -> int:
         def on_progress(event: dict) -> None:
             stop.routing = stop.routing or event["stage"] == "tasks"      # negotiation starts: stop gracefully
             progress.update(event)
+            if args.events:
+                print(json.dumps(event, default=list), file=sys.stderr, flush=True)
+        progress.update({"stage": "read", "nets": len(board.nets), "pads": len(board.pads),
+                         "layers": len(board.copper_layers), "seconds": read_time, "backend": engine[0].name,
+                         "device": getattr(engine[0], "device_name", "")})
         result = route(board, rules, config, on_progress, only, stop, engine)
     interrupted = stop.signal
     t0 = time.monotonic()
@@ -165,7 +187,10 @@ def run_route(args, err) -> int:
         write_atomic(out, with_items(text, board.version, board.net_names, result.tracks, result.vias))
         result.timings["write"] = time.monotonic() - t0
         written = str(out)
+    if preview is not None and written:
+        render(board, preview, result.tracks, result.vias)
     info = summary(board, rules, result, report, written, time.monotonic() - started, interrupted)
+    info["preview"] = str(preview) if preview is not None and written else None
     if args.json:
         print(json.dumps(info, indent=1))
     else:
@@ -174,6 +199,54 @@ def run_route(args, err) -> int:
         return 130
     complete = result.routed_connections == result.connections and not report.violations
     return EXIT_OK if complete else EXIT_PARTIAL
+
+
+def picture_path(name: str) -> Path:
+    path = Path(name)
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise UsageError(f"picture {path}: the name must end in .png or .svg")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"picture {path}: directory {parent} does not exist or is not writable")
+    return path
+
+
+def run_render(args, err) -> int:
+    from .board import load_board
+    from .render import render
+
+    if args.width < 16 or args.width > 20000:
+        raise UsageError(f"--width {args.width}: must be between 16 and 20000 pixels")
+    out = picture_path(args.output if not args.svg or args.output.lower().endswith(".svg") else args.output)
+    board = load_board(args.board)
+    render(board, out, width=args.width, svg=True if args.svg else None)
+    err.print(f"written: {out}", highlight=False)
+    return EXIT_OK
+
+
+def run_info(args, err) -> int:
+    from .board import load_board
+    from .board.rules import load_rules
+    from .config import load_config
+    from .info import board_info
+    from .report import render_info
+
+    config = load_config(args.config, pitch=args.pitch)
+    board = load_board(args.board)
+    info = board_info(board, load_rules(board, config), config)
+    if args.json:
+        print(json.dumps(info, indent=1))
+    else:
+        render_info(err, info)
+    return EXIT_OK
+
+
+def run_plugin(args, err) -> int:
+    from .plugin_install import install
+    target = install(args.dir)
+    err.print(f"KiCad plugin installed in {target}\nRestart KiCad's PCB editor (or Tools > External Plugins > "
+              "Refresh Plugins); then Tools > External Plugins > Autoroute (autorouter).", highlight=False)
+    return EXIT_OK
 
 
 def run_check(args, err) -> int:
@@ -191,3 +264,6 @@ def run_check(args, err) -> int:
     else:
         render_check(err, board, report)
     return EXIT_OK if not report.violations and not report.unrouted else EXIT_PARTIAL
+
+
+COMMANDS = {"route": run_route, "check": run_check, "info": run_info, "render": run_render, "plugin": run_plugin}

@@ -34,11 +34,18 @@ class Progress:
         if self.bar is None:
             return
         stage = event["stage"]
-        if stage == "lattice":
+        if stage == "read":
+            self.console.print(f"read: {event['nets']} nets, {event['pads']} pads, {event['layers']} copper layers "
+                               f"({event['seconds']:.2f} s); backend: {event['backend']}"
+                               + (f" on {event['device']}" if event.get("device") else ""), highlight=False)
+            self.bar.update(self.task, description="lattice")
+        elif stage == "lattice":
             L, R, C = event["shape"]
-            self.console.print(f"lattice {L} x {R} x {C} at {event['pitch']:.3f} mm pitch", highlight=False)
+            self.console.print(f"lattice: {L} x {R} x {C} at {event['pitch']:.3f} mm pitch", highlight=False)
+            self.bar.update(self.task, description="pins and MST")
         elif stage == "tasks":
-            self.console.print(f"{event['nets']} nets, {event['connections']} connections to route", highlight=False)
+            self.console.print(f"pins and MST: {event['nets']} nets, {event['connections']} connections to route",
+                               highlight=False)
             self.bar.update(self.task, description="PathFinder")
         elif stage == "iteration":
             self.bar.update(self.task, completed=event["iteration"], status=(
@@ -109,6 +116,38 @@ def render_summary(console: Console, info: dict) -> None:
     for note in info["notes"]:
         console.print(f"note: {note}", highlight=False, markup=False)
     console.print(f"written: {info['output']}" if info["output"] else "no output written", highlight=False)
+    if info.get("preview"):
+        console.print(f"picture: {info['preview']}", highlight=False)
+
+
+def render_info(console: Console, info: dict) -> None:
+    board = Table(title=f"info: {info['board']}", show_header=False)
+    board.add_column("what")
+    board.add_column("value")
+    w, h = info["size_mm"]
+    board.add_row("file version", str(info["file_version"]))
+    board.add_row("board size", f"{w:.2f} x {h:.2f} mm")
+    board.add_row("copper layers", f"{len(info['copper_layers'])}: " + ", ".join(info["copper_layers"]))
+    board.add_row("nets", f"{info['nets']} ({info['nets_to_route']} to route)")
+    board.add_row("connections to route", str(info["connections_to_route"]))
+    board.add_row("pads", f"{info['pads']} ({info['pads_on_nets']} on nets)")
+    board.add_row("existing tracks / vias / zones",
+                  f"{info['existing_tracks']} / {info['existing_vias']} / {info['zones']}")
+    board.add_row("edge clearance / hole to hole", f"{info['edge_clearance']} / {info['hole_to_hole']} mm")
+    L, R, C = info["lattice"]["shape"]
+    board.add_row("lattice", f"{L} x {R} x {C} = {info['lattice']['nodes']:,} nodes at "
+                             f"{info['lattice']['pitch_mm']} mm pitch")
+    board.add_row("memory for routing state", f"about {info['memory_estimate_mb']} MB (host, and device with the GPU)")
+    console.print(board)
+    rules = Table(title=f"design rules ({info['rules_source']})")
+    for column in ("net class", "nets", "track mm", "clearance mm", "via mm", "drill mm"):
+        rules.add_column(column, justify="left" if column == "net class" else "right")
+    for c in info["net_classes"]:
+        rules.add_row(c["name"], str(c["nets"]), f"{c['track_width']}", f"{c['clearance']}", f"{c['via_diameter']}",
+                      f"{c['via_drill']}")
+    console.print(rules)
+    for note in info["notes"]:
+        console.print(f"note: {note}", highlight=False, markup=False)
 
 
 def render_check(console: Console, board, report) -> None:

@@ -124,8 +124,44 @@ IN_CONTEXT: dict[tuple[str, str], set[str] | None] = {
 # The general section skips what it does not know, as long as it holds no list.
 ONLY_LEAVES_BELOW = {"general"}
 # Read by their own lenient parsers, or holding arbitrary named properties: nothing below them is checked.
-LENIENT = {"stackup", "pcbplotparams", "generated", "embedded_files", "dimension", "variants", "variant", "units",
+LENIENT = {"stackup", "pcbplotparams", "dimension", "variants", "variant", "units",
            "component_classes", "barcode", "target", "point"}
+
+
+# Items whose values KiCad reads as numbers (as parseInt, parseDouble or parseBoardUnits do): every bare value must
+# be a finite number, or one of the few words that item also takes.
+NUMERIC = {
+    "at", "xy", "xyz", "start", "mid", "end", "center", "size", "width", "thickness", "angle", "radius", "offset",
+    "depth", "margins", "span", "column_count", "column_widths", "row_heights", "opacity", "drill", "hatch",
+    # setup, its defaults and the legacy net classes
+    "last_trace_width", "user_trace_width", "trace_clearance", "zone_clearance", "clearance_min", "trace_min",
+    "via_size", "via_drill", "via_min_annulus", "via_min_size", "through_hole_min", "via_min_drill",
+    "hole_to_hole_min", "user_via", "uvia_size", "uvia_drill", "uvia_min_size", "uvia_min_drill", "user_diff_pair",
+    "segment_width", "edge_width", "mod_edge_width", "pcb_text_width", "mod_text_width", "pcb_text_size",
+    "mod_text_size", "pad_size", "pad_drill", "pad_to_mask_clearance", "solder_mask_min_width",
+    "pad_to_paste_clearance", "pad_to_paste_clearance_ratio", "aux_axis_origin", "grid_origin", "max_error",
+    "edge_clearance", "copper_line_width", "courtyard_line_width", "edge_cuts_line_width", "silk_line_width",
+    "fab_layers_line_width", "other_layers_line_width", "dimension_units", "dimension_precision",
+    "trace_width", "via_dia", "uvia_dia", "diff_pair_width", "diff_pair_gap", "epsilon_r", "loss_tangent",
+    # footprints, pads and zones
+    "autoplace_cost90", "autoplace_cost180", "solder_paste_ratio", "solder_paste_margin_ratio", "rect_delta",
+    "die_length", "solder_mask_margin", "solder_paste_margin", "clearance", "zone_connect", "thermal_width",
+    "thermal_bridge_width", "thermal_bridge_angle", "thermal_gap", "roundrect_rratio", "chamfer_ratio", "priority",
+    "min_thickness", "hatch_thickness", "hatch_gap", "hatch_orientation", "hatch_smoothing_level",
+    "hatch_smoothing_value", "hatch_min_hole_area", "arc_segments", "island_removal_mode", "island_area_min",
+    "best_length_ratio", "max_length", "best_width_ratio", "max_width", "curve_points", "filter_ratio",
+    # plot parameters
+    "hpglpennumber", "hpglpenspeed", "hpglpendiameter", "linewidth", "dashed_line_dash_ratio",
+    "dashed_line_gap_ratio", "svgprecision", "outputformat", "scaleselection", "drillshape", "gerberprecision",
+}
+WORDS = {"at": {"unlocked"}, "drill": {"oval"}, "hatch": {"none", "edge", "full"}, "thickness": {"locked"}}
+NOT_NUMERIC_IN = {("options", "clearance")}          # a custom pad's (clearance outline)
+# Not read by KiCad's board parser as items at all (named properties, embedded data): nothing below is checked.
+UNREAD = {"generated", "embedded_files"}
+
+
+def holds_numbers(parent: str | None, head: str | None) -> bool:
+    return head in NUMERIC and (parent, head) not in NOT_NUMERIC_IN
 
 
 def allowed_children(parent: str | None, head: str | None) -> set[str] | None:

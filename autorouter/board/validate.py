@@ -72,6 +72,12 @@ COUNT = {"xy": (2, 2), "xyz": (3, 3), "start": (2, 2), "mid": (2, 2), "end": (2,
 SINGLE_SIZE = {"via", "backdrill", "tertiary_drill", "front_post_machining", "back_post_machining"}
 
 
+# Parts an item has at most once: a second one (KiCad keeps the last, kiutils may keep the first) would make us route
+# a board other than the one KiCad shows.
+SINGULAR = ("at", "size", "drill", "layer", "layers", "net", "start", "mid", "end", "center", "width", "uuid", "tstamp")
+MANY_OF = {"kicad_pcb", "padstack"}          # the net table; a padstack's (layer ...) entries
+
+
 def net_atoms(parent) -> tuple[int, int]:
     """The net table holds (net number name); a pad (net number name), or (net name) since KiCad 10; every other item
     (net number), or (net name) since KiCad 10."""
@@ -85,9 +91,10 @@ def number_count(parent, head) -> tuple[int, int] | None:
         return 1, 2
     if head == "at" and parent == "model":
         return 0, 0
+    if head == "at" and parent in ("via", "image"):      # no rotation there
+        return 2, 2
     return COUNT.get(head)
 MAX_ANGLE = 1e5       # KiCad normalises angles one turn at a time: a huge one would hang it
-NUMBERS = {"at", "xy", "xyz", "start", "mid", "end", "center", "size", "width", "thickness"}
 NEEDS = {"segment": {"start", "end", "width", "net"}, "arc": {"start", "mid", "end", "width", "layer", "net"},
          "via": {"at", "size", "drill", "layers", "net"}, "pad": {"at", "size", "layers"}, "footprint": {"at", "layer"},
          "fp_text": {"at", "layer", "effects"}, "gr_text": {"at", "layer", "effects"},
@@ -111,6 +118,8 @@ def check_structure(tree, path) -> None:
         head = node[0] if node and isinstance(node[0], str) else None
         lists = [c for c in node[1:] if isinstance(c, list)]
         order = [c[0] if c and isinstance(c[0], str) else None for c in lists]
+        if head in grammar.UNREAD:
+            continue
         strict = strict and head not in grammar.LENIENT
         allowed = grammar.allowed_children(parent, head) if strict else None
         if allowed is not None and not set(order) <= allowed:
@@ -127,13 +136,17 @@ def check_structure(tree, path) -> None:
                              + (f"{count[0]}" if count[0] == count[1] else f"{count[0]} to {count[1]}") + " numbers")
         if head == "net" and strict and not net_atoms(parent)[0] <= len(atoms) <= net_atoms(parent)[1]:
             raise BoardError(f"{path}: malformed board: a ({parent} ...) has a malformed (net ...)")
-        if head in NUMBERS and not all(is_number(a) or (head == "at" and a == "unlocked") for a in atoms):
+        if grammar.holds_numbers(parent, head) and not all(
+                is_number(a) or a in grammar.WORDS.get(head, ()) for a in atoms):
             raise BoardError(f"{path}: malformed board: ({head} ...) holds something that is not a number")
         if head == "at" and len(atoms) > 2 and is_number(atoms[2]) and abs(float(atoms[2])) > MAX_ANGLE:
             raise BoardError(f"{path}: malformed board: a rotation of {atoms[2]} degrees")
         if (parent, head) == ("kicad_pcb", "layers") and not all(
                 len(c) >= 3 and isinstance(c[0], int) and all(not isinstance(a, list) for a in c) for c in lists):
             raise BoardError(f"{path}: malformed board: a layer definition is not (number name type)")
+        twice = [h for h in SINGULAR if order.count(h) > 1] if strict and head not in MANY_OF else []
+        if twice:
+            raise BoardError(f"{path}: malformed board: a ({head} ...) holds two ({twice[0]} ...)")
         missing = NEEDS.get(head, set()) - set(order)
         if missing and (parent, head) != ("pts", "arc"):
             raise BoardError(f"{path}: malformed board: a ({head} ...) without its ({sorted(missing)[0]} ...)")

@@ -152,6 +152,11 @@ def hole_violations(rules, items, report) -> None:
 
 def unrouted(board: Board, items: list[Item]) -> dict[str, int]:
     """Per net: pad groups that the net's copper does not join, minus one."""
+    return {board.net_name(net): len(groups) - 1 for net, groups in connected_groups(items).items() if len(groups) > 1}
+
+
+def connected_groups(items: list[Item]) -> dict[int, list[list[int]]]:
+    """Per net with two or more pads: its pads (item indices) grouped by the copper that joins them."""
     out = {}
     by_net: dict[int, list[int]] = {}
     for i, it in enumerate(items):
@@ -175,7 +180,8 @@ def unrouted(board: Board, items: list[Item]) -> dict[str, int]:
             ia, ib = members[ka], members[kb]
             if ka < kb and items[ia].layers & items[ib].layers:
                 parent[root(ia)] = root(ib)
-        groups = len({root(i) for i in pads})
-        if groups > 1:
-            out[board.net_name(net)] = groups - 1
+        groups: dict[int, list[int]] = {}
+        for i in pads:
+            groups.setdefault(root(i), []).append(i)
+        out[net] = list(groups.values())
     return out

@@ -65,6 +65,17 @@ class GpuEngine:
         self.on_cpu = 0            # searches handed to the CPU engine
         self.fault = ""            # a CUDA error that ended the GPU's part: everything after runs on the CPU
 
+    @property
+    def device_name(self) -> str:
+        """The device, for the live report: 'NVIDIA H100 80GB HBM3 (device 0)'."""
+        try:
+            import cupy
+            device = cupy.cuda.Device().id
+            name = cupy.cuda.runtime.getDeviceProperties(device)["name"]
+            return f"{name.decode() if isinstance(name, bytes) else name} (device {device})"
+        except Exception:
+            return "CUDA device"
+
     def search(self, requests: list[RoiRequest], keep_dist: bool = False) -> list[RoiResult]:
         """Out of device memory, the batch is split in halves, and a single ROI that still does not fit goes to the
         CPU engine; any other CUDA error sends this batch and every later one to the CPU. The routes are the same."""

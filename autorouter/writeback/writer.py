@@ -70,12 +70,14 @@ def with_items(text: str, version: int, net_names, tracks, vias) -> str:
     return text[:at] + items + text[at:]
 
 
-def write_atomic(path: str | Path, text: str) -> None:
+def write_atomic(path: str | Path, text: str | bytes) -> None:
+    """Write beside the target and rename over it: a reader never sees a half-written file."""
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         os.chmod(tmp, target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~current_umask())
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        binary = isinstance(text, bytes)
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

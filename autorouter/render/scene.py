@@ -1,0 +1,105 @@
+"""What a picture of a board shows, in board millimetres: copper per layer (pads, tracks, graphics), vias, holes,
+the outline, and airwires for the connections that copper does not yet make. The PNG and SVG writers draw a Scene.
+
+Colours are KiCad 9's default theme, so a picture reads like the board in pcbnew.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import shapely
+from shapely.geometry.base import BaseGeometry
+
+from ..board.geometry import circle, track_body
+from ..check.drc import board_items, connected_groups
+from ..mst import boruvka, complete_edges
+
+BACKGROUND = (0, 16, 35)
+EDGE = (208, 210, 205)
+VIA = (236, 236, 236)
+THROUGH_PAD = (227, 183, 46)
+HOLE = (20, 20, 20)
+AIRWIRE = (0, 248, 255)
+FRONT, BACK = (200, 52, 52), (77, 127, 196)
+INNER = [(127, 200, 127), (206, 125, 44), (79, 203, 203), (219, 98, 139), (167, 165, 198), (40, 204, 217),
+         (232, 178, 167), (242, 237, 161)]
+COPPER_OPACITY = 0.8
+FAINT_OPACITY = 0.3
+
+
+def layer_colour(name: str, copper: list[str]) -> tuple[int, int, int]:
+    if name == copper[0]:
+        return FRONT
+    if name == copper[-1]:
+        return BACK
+    return INNER[(copper.index(name) - 1) % len(INNER)]
+
+
+@dataclass
+class Layer:
+    name: str
+    colour: tuple[int, int, int]
+    shapes: list[BaseGeometry] = field(default_factory=list)       # pads and tracks
+    faint: list[BaseGeometry] = field(default_factory=list)        # copper text and drawings (bounding shapes)
+
+
+@dataclass
+class Scene:
+    bounds: tuple[float, float, float, float]       # x0, y0, x1, y1 in mm
+    layers: list[Layer]                             # drawn in this order: the back layer first, the front last
+    through_pads: list[BaseGeometry]                # plated through-hole pads, drawn above every layer
+    vias: list[BaseGeometry]
+    holes: list[BaseGeometry]
+    outline: BaseGeometry                           # the board edge, as lines
+    airwires: list[tuple[tuple[float, float], tuple[float, float]]]
+
+
+def build_scene(board, new_tracks=(), new_vias=()) -> Scene:
+    """The board with its existing copper and the given new tracks and vias."""
+    copper = board.copper_layers
+    layers = {name: Layer(name, layer_colour(name, copper)) for name in copper}
+    through = [p.outline for p in board.pads if p.drill and len(p.layers) > 1]
+    for pad in board.pads:
+        if not (pad.drill and len(pad.layers) > 1):
+            for name in pad.layers:
+                layers[name].shapes.append(pad.outline)
+    for g in board.graphics:
+        if g.layer in layers:
+            layers[g.layer].faint.append(g.outline)
+    for t in [*board.tracks, *new_tracks]:
+        if t.layer in layers:
+            layers[t.layer].shapes.append(track_body(t))
+    vias = [*board.vias, *new_vias]
+    holes = [p.hole for p in board.pads if p.hole is not None] + [circle(v.x, v.y, v.drill / 2) for v in vias]
+    x0, y0, x1, y1 = board.outline.bounds
+    return Scene(bounds=(x0, y0, x1, y1), layers=[layers[name] for name in reversed(copper)],
+                 through_pads=through,                  vias=[circle(v.x, v.y, v.diameter / 2) for v in vias], holes=holes,
+                 outline=board.outline.boundary, airwires=airwires(board, new_tracks, new_vias))
+
+
+def airwires(board, new_tracks=(), new_vias=()) -> list:
+    """For each net, the shortest lines that would join its still separate groups of pads (a spanning tree over
+    the groups), drawn between the nearest pads of two groups, as pcbnew's ratsnest does."""
+    items = board_items(board, new_tracks, new_vias)
+    lines = []
+    for pads in connected_groups(items).values():
+        if len(pads) < 2:
+            continue
+        centres = [(items[i].geom.centroid.x, items[i].geom.centroid.y) for group in pads for i in group]
+        labels = np.repeat(np.arange(len(pads)), [len(g) for g in pads])
+        points = np.asarray(centres)
+        u, v, w = complete_edges(points, labels)
+        for e in np.asarray(boruvka(len(pads), u, v, w)).tolist():
+            a, b = np.flatnonzero(labels == u[e]), np.flatnonzero(labels == v[e])
+            d = np.hypot(*(points[a][:, None, :] - points[b][None, :, :]).transpose(2, 0, 1))
+            i, j = np.unravel_index(int(np.argmin(d)), d.shape)
+            lines.append((tuple(points[a[i]]), tuple(points[b[j]])))
+    return lines
+
+
+def polygons(shapes: list[BaseGeometry]) -> list:
+    """Every polygon in the shapes, oriented (shells counter-clockwise, holes clockwise) for non-zero filling."""
+    parts = shapely.get_parts(np.asarray([s for s in shapes if s is not None and not s.is_empty], dtype=object))
+    parts = [p for p in parts if p.geom_type == "Polygon"]
+    return list(shapely.orient_polygons(np.asarray(parts, dtype=object))) if parts else []
