@@ -88,13 +88,14 @@ def load_board(path: str | Path) -> Board:
     text = read_text(path)
     version = file_version(text, path)
     check_text(text, path)
-    if version >= 20250000 and "\n\t(net 0 " not in text and "(net 0 \"\")" not in text:
+    named_nets = version >= 20250000 and "\n\t(net 0 " not in text and "(net 0 \"\")" not in text
+    if named_nets:
         text = to_kicad9_nets(text)
     try:
         from kiutils.board import Board as KiBoard
         from kiutils.utils import sexpr
         tree = sexpr.parse_sexp(without_dimensions(text))
-        check_structure(tree, path)
+        check_structure(tree, path, named_nets)
         kb = KiBoard().from_sexpr(tree)
     except BoardError:
         raise

@@ -78,10 +78,11 @@ SINGULAR = ("at", "size", "drill", "layer", "layers", "net", "start", "mid", "en
 MANY_OF = {"kicad_pcb", "padstack"}          # the net table; a padstack's (layer ...) entries
 
 
-def net_atoms(parent) -> tuple[int, int]:
+def net_atoms(parent, named_nets: bool) -> tuple[int, int]:
     """The net table holds (net number name); a pad (net number name), or (net name) since KiCad 10; every other item
-    (net number), or (net name) since KiCad 10."""
-    return {"kicad_pcb": (2, 2), "pad": (1, 2)}.get(parent, (1, 1))
+    (net number), or (net name) since KiCad 10. named_nets: a KiCad 10 board whose (net name) items were given
+    numbers for kiutils, as (net number name), by kicad10.to_kicad9_nets."""
+    return {"kicad_pcb": (2, 2), "pad": (1, 2)}.get(parent, (1, 2) if named_nets else (1, 1))
 
 
 def number_count(parent, head) -> tuple[int, int] | None:
@@ -111,7 +112,7 @@ def is_number(atom) -> bool:
         return False
 
 
-def check_structure(tree, path) -> None:
+def check_structure(tree, path, named_nets: bool = False) -> None:
     stack = [(None, tree, True)]
     while stack:
         parent, node, strict = stack.pop()
@@ -134,7 +135,8 @@ def check_structure(tree, path) -> None:
         if count and not count[0] <= sum(map(is_number, atoms)) <= count[1]:
             raise BoardError(f"{path}: malformed board: ({head} ...) needs "
                              + (f"{count[0]}" if count[0] == count[1] else f"{count[0]} to {count[1]}") + " numbers")
-        if head == "net" and strict and not net_atoms(parent)[0] <= len(atoms) <= net_atoms(parent)[1]:
+        fewest, most = net_atoms(parent, named_nets)
+        if head == "net" and strict and not fewest <= len(atoms) <= most:
             raise BoardError(f"{path}: malformed board: a ({parent} ...) has a malformed (net ...)")
         if grammar.holds_numbers(parent, head) and not all(
                 is_number(a) or a in grammar.WORDS.get(head, ()) for a in atoms):
