@@ -188,7 +188,9 @@ def run_route(args, err) -> int:
         result.timings["write"] = time.monotonic() - t0
         written = str(out)
     if preview is not None and written:
+        t0 = time.monotonic()
         render(board, preview, result.tracks, result.vias)
+        result.timings["picture"] = time.monotonic() - t0
     info = summary(board, rules, result, report, written, time.monotonic() - started, interrupted)
     info["preview"] = str(preview) if preview is not None and written else None
     if args.json:

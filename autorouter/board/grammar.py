@@ -110,6 +110,16 @@ CHILDREN: dict[str, set[str]] = {
     "polygon": {"pts"}, "filled_polygon": {"layer", "island", "pts"}, "fill_segments": {"pts"},
 }
 
+# How many numbers a part holds: (fewest, most), by name and, where one name means two things, by parent too.
+COUNT = {"xy": (2, 2), "xyz": (3, 3), "start": (2, 2), "mid": (2, 2), "end": (2, 2), "center": (2, 2),
+         "size": (2, 2), "at": (2, 3), "width": (1, 1), "thickness": (1, 1)}
+SINGLE_SIZE = {"via", "backdrill", "tertiary_drill", "front_post_machining", "back_post_machining"}
+
+# Parts an item has at most once: with a second one (KiCad keeps the last, kiutils may keep the first) we would route
+# a board other than the one KiCad shows.
+SINGULAR = ("at", "size", "drill", "layer", "layers", "net", "start", "mid", "end", "center", "width", "uuid", "tstamp")
+MANY_OF = {"kicad_pcb", "padstack"}          # the net table; a padstack's (layer ...) entries
+
 # Where one name means different items, the parent decides; None: read leniently by KiCad, not checked.
 IN_CONTEXT: dict[tuple[str, str], set[str] | None] = {
     ("kicad_pcb", "layers"): None, ("padstack", "layer"): None, ("stackup", "layer"): None,
@@ -173,6 +183,20 @@ def allowed_children(parent: str | None, head: str | None) -> set[str] | None:
     return CHILDREN.get(head)
 
 
-def shape_lead(head: str | None) -> tuple[str, ...] | None:
-    """The lists a drawn shape must begin with, in order (its geometry)."""
-    return SHAPES.get(head)
+def number_count(parent: str | None, head: str | None) -> tuple[int, int] | None:
+    if head == "size" and parent in SINGLE_SIZE:
+        return 1, 1
+    if head == "size" and parent == "layer":      # a padstack layer: a via's diameter or a pad's size
+        return 1, 2
+    if head == "at" and parent == "model":        # (at (xyz ...)), in inches, before KiCad 5
+        return 0, 0
+    if head == "at" and parent in ("via", "image"):      # no rotation there
+        return 2, 2
+    return COUNT.get(head)
+
+
+def net_values(parent: str | None, named_nets: bool) -> tuple[int, int]:
+    """The net table holds (net number name); a pad (net number name), or (net name) since KiCad 10; every other item
+    (net number), or (net name) since KiCad 10. named_nets: a KiCad 10 board whose (net name) items the reader gave
+    numbers, as (net number name), for kiutils (kicad10.to_kicad9_nets)."""
+    return {"kicad_pcb": (2, 2), "pad": (1, 2)}.get(parent, (1, 2) if named_nets else (1, 1))

@@ -63,38 +63,9 @@ def check_numbers_text(bare: str, path) -> None:
         raise BoardError(f"{path}: malformed board: {bad.group(0)[:30]!r} is not a number")
 
 
-# Checked as KiCad's parser checks them: which lists each item may hold (grammar.py), the order of a drawn shape's
-# geometry, how many numbers a point has, that coordinates are numbers, and the parts an item cannot lack. kiutils
-# would skip what does not belong and leave out what is missing.
-# How many numbers an item holds: (fewest, most), by name and, where one name means two things, by parent too.
-COUNT = {"xy": (2, 2), "xyz": (3, 3), "start": (2, 2), "mid": (2, 2), "end": (2, 2), "center": (2, 2),
-         "size": (2, 2), "at": (2, 3), "width": (1, 1), "thickness": (1, 1)}
-SINGLE_SIZE = {"via", "backdrill", "tertiary_drill", "front_post_machining", "back_post_machining"}
-
-
-# Parts an item has at most once: a second one (KiCad keeps the last, kiutils may keep the first) would make us route
-# a board other than the one KiCad shows.
-SINGULAR = ("at", "size", "drill", "layer", "layers", "net", "start", "mid", "end", "center", "width", "uuid", "tstamp")
-MANY_OF = {"kicad_pcb", "padstack"}          # the net table; a padstack's (layer ...) entries
-
-
-def net_atoms(parent, named_nets: bool) -> tuple[int, int]:
-    """The net table holds (net number name); a pad (net number name), or (net name) since KiCad 10; every other item
-    (net number), or (net name) since KiCad 10. named_nets: a KiCad 10 board whose (net name) items were given
-    numbers for kiutils, as (net number name), by kicad10.to_kicad9_nets."""
-    return {"kicad_pcb": (2, 2), "pad": (1, 2)}.get(parent, (1, 2) if named_nets else (1, 1))
-
-
-def number_count(parent, head) -> tuple[int, int] | None:
-    if head == "size" and parent in SINGLE_SIZE:
-        return 1, 1
-    if head == "size" and parent == "layer":      # a padstack layer: a via's diameter or a pad's size
-        return 1, 2
-    if head == "at" and parent == "model":
-        return 0, 0
-    if head == "at" and parent in ("via", "image"):      # no rotation there
-        return 2, 2
-    return COUNT.get(head)
+# Checked as KiCad's parser checks them (the tables are in grammar.py): which lists each item may hold, the order of a
+# drawn shape's geometry, how many numbers each part has and that they are numbers, parts given twice, and the parts
+# an item cannot lack. kiutils would skip what does not belong and leave out what is missing.
 MAX_ANGLE = 1e5       # KiCad normalises angles one turn at a time: a huge one would hang it
 NEEDS = {"segment": {"start", "end", "width", "net"}, "arc": {"start", "mid", "end", "width", "layer", "net"},
          "via": {"at", "size", "drill", "layers", "net"}, "pad": {"at", "size", "layers"}, "footprint": {"at", "layer"},
@@ -113,46 +84,59 @@ def is_number(atom) -> bool:
 
 
 def check_structure(tree, path, named_nets: bool = False) -> None:
+    """Walk kiutils' tree of the file. named_nets: a KiCad 10 board read through kicad10.to_kicad9_nets."""
     stack = [(None, tree, True)]
     while stack:
         parent, node, strict = stack.pop()
         head = node[0] if node and isinstance(node[0], str) else None
-        lists = [c for c in node[1:] if isinstance(c, list)]
-        order = [c[0] if c and isinstance(c[0], str) else None for c in lists]
         if head in grammar.UNREAD:
             continue
-        strict = strict and head not in grammar.LENIENT
-        allowed = grammar.allowed_children(parent, head) if strict else None
-        if allowed is not None and not set(order) <= allowed:
-            wrong = sorted(str(h) for h in set(order) - allowed)[0]
-            raise BoardError(f"{path}: malformed board: a ({head} ...) holds a ({wrong} ...)")
-        lead = grammar.shape_lead(head)
-        if lead and tuple(order[:len(lead)]) != lead:
-            raise BoardError(f"{path}: malformed board: a ({head} ...) must begin with "
-                             + " ".join(f"({h} ...)" for h in lead))
+        strict = strict and head not in grammar.LENIENT          # below a leniently read item only values count
+        lists = [c for c in node[1:] if isinstance(c, list)]
+        order = [c[0] if c and isinstance(c[0], str) else None for c in lists]
         atoms = [a for a in node[1:] if not isinstance(a, list)]
-        count = number_count(parent, head) if strict else None
-        if count and not count[0] <= sum(map(is_number, atoms)) <= count[1]:
-            raise BoardError(f"{path}: malformed board: ({head} ...) needs "
-                             + (f"{count[0]}" if count[0] == count[1] else f"{count[0]} to {count[1]}") + " numbers")
-        fewest, most = net_atoms(parent, named_nets)
-        if head == "net" and strict and not fewest <= len(atoms) <= most:
-            raise BoardError(f"{path}: malformed board: a ({parent} ...) has a malformed (net ...)")
-        if grammar.holds_numbers(parent, head) and not all(
-                is_number(a) or a in grammar.WORDS.get(head, ()) for a in atoms):
-            raise BoardError(f"{path}: malformed board: ({head} ...) holds something that is not a number")
-        if head == "at" and len(atoms) > 2 and is_number(atoms[2]) and abs(float(atoms[2])) > MAX_ANGLE:
-            raise BoardError(f"{path}: malformed board: a rotation of {atoms[2]} degrees")
-        if (parent, head) == ("kicad_pcb", "layers") and not all(
-                len(c) >= 3 and isinstance(c[0], int) and all(not isinstance(a, list) for a in c) for c in lists):
-            raise BoardError(f"{path}: malformed board: a layer definition is not (number name type)")
-        twice = [h for h in SINGULAR if order.count(h) > 1] if strict and head not in MANY_OF else []
-        if twice:
-            raise BoardError(f"{path}: malformed board: a ({head} ...) holds two ({twice[0]} ...)")
-        missing = NEEDS.get(head, set()) - set(order)
-        if missing and (parent, head) != ("pts", "arc"):
-            raise BoardError(f"{path}: malformed board: a ({head} ...) without its ({sorted(missing)[0]} ...)")
+        problem = (check_lists(parent, head, order, lists) if strict else None) \
+            or check_values(parent, head, atoms, strict, named_nets)
+        if problem:
+            raise BoardError(f"{path}: malformed board: {problem}")
         stack.extend((head, c, strict) for c in lists)
+
+
+def check_lists(parent, head, order: list, lists: list) -> str | None:
+    """What is wrong with the lists an item holds, or None."""
+    allowed = grammar.allowed_children(parent, head)
+    if allowed is not None and not set(order) <= allowed:
+        return f"a ({head} ...) holds a ({sorted(str(h) for h in set(order) - allowed)[0]} ...)"
+    lead = grammar.SHAPES.get(head)
+    if lead and tuple(order[:len(lead)]) != lead:
+        return f"a ({head} ...) must begin with " + " ".join(f"({h} ...)" for h in lead)
+    if (parent, head) == ("kicad_pcb", "layers") and not all(
+            len(c) >= 3 and isinstance(c[0], int) and not any(isinstance(a, list) for a in c) for c in lists):
+        return "a layer definition is not (number name type)"
+    twice = [h for h in grammar.SINGULAR if order.count(h) > 1] if head not in grammar.MANY_OF else []
+    if twice:
+        return f"a ({head} ...) holds two ({twice[0]} ...)"
+    missing = NEEDS.get(head, set()) - set(order)
+    if missing and (parent, head) != ("pts", "arc"):
+        return f"a ({head} ...) without its ({sorted(missing)[0]} ...)"
+    return None
+
+
+def check_values(parent, head, atoms: list, strict: bool, named_nets: bool) -> str | None:
+    """What is wrong with the values (numbers, names) an item holds, or None."""
+    count = grammar.number_count(parent, head) if strict else None
+    if count and not count[0] <= sum(map(is_number, atoms)) <= count[1]:
+        return f"({head} ...) needs " + (f"{count[0]}" if count[0] == count[1] else f"{count[0]} to {count[1]}") \
+            + " numbers"
+    if head == "net" and strict:
+        fewest, most = grammar.net_values(parent, named_nets)
+        if not fewest <= len(atoms) <= most:
+            return f"a ({parent} ...) has a malformed (net ...)"
+    if grammar.holds_numbers(parent, head) and not all(is_number(a) or a in grammar.WORDS.get(head, ()) for a in atoms):
+        return f"({head} ...) holds something that is not a number"
+    if head == "at" and len(atoms) > 2 and is_number(atoms[2]) and abs(float(atoms[2])) > MAX_ANGLE:
+        return f"a rotation of {atoms[2]} degrees"
+    return None
 
 
 LIMIT_MM = 2147.0           # KiCad stores coordinates as 32-bit nanometres: nothing real lies farther out
