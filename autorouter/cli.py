@@ -219,7 +219,7 @@ def run_render(args, err) -> int:
 
     if args.width < 16 or args.width > 20000:
         raise UsageError(f"--width {args.width}: must be between 16 and 20000 pixels")
-    out = picture_path(args.output if not args.svg or args.output.lower().endswith(".svg") else args.output)
+    out = picture_path(args.output)
     board = load_board(args.board)
     render(board, out, width=args.width, svg=True if args.svg else None)
     err.print(f"written: {out}", highlight=False)

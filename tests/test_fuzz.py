@@ -21,7 +21,6 @@ import subprocess
 import time
 
 import numpy as np
-import pytest
 
 from autorouter.board import load_board
 from autorouter.cli import main
