@@ -100,12 +100,16 @@ def output_path(args) -> Path:
     out = Path(args.output)
     if out.exists() and src.exists() and os.path.samefile(out, src):
         raise UsageError(f"output {out} is the input file; use --in-place to overwrite it")
-    parent = out.parent if str(out.parent) else Path(".")
+    return in_writable_directory(out, "output")
+
+
+def in_writable_directory(path: Path, what: str) -> Path:
+    parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
-        raise UsageError(f"output directory {parent} does not exist")
+        raise UsageError(f"{what} directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
-        raise UsageError(f"output directory {parent} is not writable")
-    return out
+        raise UsageError(f"{what} directory {parent} is not writable")
+    return path
 
 
 class StopFlag:
@@ -207,10 +211,7 @@ def picture_path(name: str) -> Path:
     path = Path(name)
     if path.suffix.lower() not in (".png", ".svg"):
         raise UsageError(f"picture {path}: the name must end in .png or .svg")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise UsageError(f"picture {path}: directory {parent} does not exist or is not writable")
-    return path
+    return in_writable_directory(path, "picture")
 
 
 def run_render(args, err) -> int:

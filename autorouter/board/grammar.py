@@ -120,6 +120,13 @@ SINGLE_SIZE = {"via", "backdrill", "tertiary_drill", "front_post_machining", "ba
 SINGULAR = ("at", "size", "drill", "layer", "layers", "net", "start", "mid", "end", "center", "width", "uuid", "tstamp")
 MANY_OF = {"kicad_pcb", "padstack"}          # the net table; a padstack's (layer ...) entries
 
+# The parts an item cannot lack (kiutils would leave them out and read on).
+REQUIRED = {"segment": {"start", "end", "width", "net"}, "arc": {"start", "mid", "end", "width", "layer", "net"},
+            "via": {"at", "size", "drill", "layers", "net"}, "pad": {"at", "size", "layers"},
+            "footprint": {"at", "layer"}, "fp_text": {"at", "layer", "effects"}, "gr_text": {"at", "layer", "effects"},
+            "stroke": {"width", "type"}, "effects": {"font"}, "font": {"size"},
+            "polygon": {"pts"}, "filled_polygon": {"pts"}}
+
 # Where one name means different items, the parent decides; None: read leniently by KiCad, not checked.
 IN_CONTEXT: dict[tuple[str, str], set[str] | None] = {
     ("kicad_pcb", "layers"): None, ("padstack", "layer"): None, ("stackup", "layer"): None,
@@ -181,6 +188,11 @@ def allowed_children(parent: str | None, head: str | None) -> set[str] | None:
     if (parent, head) in IN_CONTEXT:
         return IN_CONTEXT[(parent, head)]
     return CHILDREN.get(head)
+
+
+def required_parts(parent: str | None, head: str | None) -> set[str]:
+    """What (head ...) must hold; an arc in a point list is not a track arc."""
+    return set() if (parent, head) == ("pts", "arc") else REQUIRED.get(head, set())
 
 
 def number_count(parent: str | None, head: str | None) -> tuple[int, int] | None:

@@ -67,11 +67,6 @@ def check_numbers_text(bare: str, path) -> None:
 # drawn shape's geometry, how many numbers each part has and that they are numbers, parts given twice, and the parts
 # an item cannot lack. kiutils would skip what does not belong and leave out what is missing.
 MAX_ANGLE = 1e5       # KiCad normalises angles one turn at a time: a huge one would hang it
-NEEDS = {"segment": {"start", "end", "width", "net"}, "arc": {"start", "mid", "end", "width", "layer", "net"},
-         "via": {"at", "size", "drill", "layers", "net"}, "pad": {"at", "size", "layers"}, "footprint": {"at", "layer"},
-         "fp_text": {"at", "layer", "effects"}, "gr_text": {"at", "layer", "effects"},
-         "stroke": {"width", "type"}, "effects": {"font"}, "font": {"size"},
-         "polygon": {"pts"}, "filled_polygon": {"pts"}}
 
 
 def is_number(atom) -> bool:
@@ -116,8 +111,8 @@ def check_lists(parent, head, order: list, lists: list) -> str | None:
     twice = [h for h in grammar.SINGULAR if order.count(h) > 1] if head not in grammar.MANY_OF else []
     if twice:
         return f"a ({head} ...) holds two ({twice[0]} ...)"
-    missing = NEEDS.get(head, set()) - set(order)
-    if missing and (parent, head) != ("pts", "arc"):
+    missing = grammar.required_parts(parent, head) - set(order)
+    if missing:
         return f"a ({head} ...) without its ({sorted(missing)[0]} ...)"
     return None
 

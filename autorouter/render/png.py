@@ -16,15 +16,13 @@ SUPERSAMPLE = 2
 
 
 class Canvas:
-    """Pixel space for a scene: millimetres -> pixels at a fixed scale, with a margin around the board."""
+    """Pixel space for a scene's view: millimetres -> pixels at a fixed scale."""
 
-    def __init__(self, bounds, width: int, margin: float = 0.03):
-        x0, y0, x1, y1 = bounds
-        pad = margin * max(x1 - x0, y1 - y0, 1e-6)
-        self.x0, self.y0 = x0 - pad, y0 - pad
-        self.scale = width * SUPERSAMPLE / (x1 - x0 + 2 * pad)
+    def __init__(self, view, width: int):
+        self.x0, self.y0, view_w, view_h = view
+        self.scale = width * SUPERSAMPLE / view_w
         self.w = width * SUPERSAMPLE
-        self.h = max(1, int(round((y1 - y0 + 2 * pad) * self.scale)))
+        self.h = max(1, int(round(view_h * self.scale)))
 
     def pixels(self, xy: np.ndarray) -> np.ndarray:
         return (xy - (self.x0, self.y0)) * self.scale
@@ -67,7 +65,7 @@ def paint(image: np.ndarray, mask: np.ndarray, colour, opacity: float = 1.0) -> 
 
 def draw(scene: Scene, width: int = 1600) -> np.ndarray:
     """The scene as an (h, w, 3) uint8 image."""
-    canvas = Canvas(scene.bounds, width)
+    canvas = Canvas(scene.view(), width)
     image = np.empty((canvas.h, canvas.w, 3), dtype=np.float32)
     image[:] = BACKGROUND
     for layer in scene.layers:

@@ -54,6 +54,12 @@ class Scene:
     outline: BaseGeometry                           # the board edge, as lines
     airwires: list[tuple[tuple[float, float], tuple[float, float]]]
 
+    def view(self, margin: float = 0.03) -> tuple[float, float, float, float]:
+        """The area a picture shows, (x, y, width, height) in mm: the board and a margin around it."""
+        x0, y0, x1, y1 = self.bounds
+        pad = margin * max(x1 - x0, y1 - y0, 1e-6)
+        return x0 - pad, y0 - pad, x1 - x0 + 2 * pad, y1 - y0 + 2 * pad
+
 
 def build_scene(board, new_tracks=(), new_vias=()) -> Scene:
     """The board with its existing copper and the given new tracks and vias."""

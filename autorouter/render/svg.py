@@ -22,9 +22,7 @@ def path_data(shapes) -> str:
 
 
 def draw(scene: Scene, width: int = 1600) -> str:
-    x0, y0, x1, y1 = scene.bounds
-    pad = 0.03 * max(x1 - x0, y1 - y0, 1e-6)
-    vx, vy, vw, vh = x0 - pad, y0 - pad, x1 - x0 + 2 * pad, y1 - y0 + 2 * pad
+    vx, vy, vw, vh = scene.view()
     px = vw / width                                 # one output pixel, in mm
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{round(width * vh / vw)}" '
            f'viewBox="{vx:.4f} {vy:.4f} {vw:.4f} {vh:.4f}">',

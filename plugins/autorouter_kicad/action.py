@@ -64,7 +64,7 @@ def summary_text(info: dict) -> str:
     return "\n".join(lines)
 
 
-def route_board(board, ui=None, extra_args=()) -> dict | None:
+def route_board(board, ui=None) -> dict | None:
     """Route `board` (a pcbnew.BOARD) in place: its new tracks and vias are added to it. Returns the router's
     summary, or None when nothing was routed (the reason went to ui.error)."""
     import pcbnew
@@ -82,7 +82,7 @@ def route_board(board, ui=None, extra_args=()) -> dict | None:
             ui.error(str(e))
             return None
         ui.progress("autorouter: reading the board")
-        proc = subprocess.Popen([*command, "route", str(src), "-o", str(out), "--json", "--events", *extra_args],
+        proc = subprocess.Popen([*command, "route", str(src), "-o", str(out), "--json", "--events"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
         errors = []
         for line in proc.stderr:
