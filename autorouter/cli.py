@@ -138,6 +138,7 @@ class StopFlag:
 
 def run_route(args, err) -> int:
     from .board import load_board
+    from .board.reader import read_text
     from .board.rules import load_rules
     from .check import check
     from .config import load_config
@@ -182,7 +183,7 @@ def run_route(args, err) -> int:
     report = check(board, rules, result.tracks, result.vias, only_new=True)
     check_time = time.monotonic() - t0
     result.timings = {"read": read_time, **result.timings, "check": check_time}
-    text = Path(args.board).read_text(encoding="utf-8")
+    text = read_text(args.board)                  # as bytes decode: CRLF line ends stay CRLF
     written = None
     if not interrupted or args.save_partial:
         t0 = time.monotonic()

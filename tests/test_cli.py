@@ -91,3 +91,15 @@ def test_gpu_backend_without_a_gpu_is_a_usage_error(tmp_path):
     proc = run("route", BOARDS / "k10_tastexx.kicad_pcb", "-o", tmp_path / "o.kicad_pcb", "--backend", "gpu")
     assert_one_line_error(proc, "--backend gpu")
     assert not (tmp_path / "o.kicad_pcb").exists()
+
+
+@needs_shared
+def test_crlf_board_keeps_its_line_ends(tmp_path):
+    """k7_tillitis_tk1 ends its lines with CRLF: the output keeps every one of them, and its new items use them."""
+    from conftest import assert_only_routing_added
+    src, out = BOARDS / "k7_tillitis_tk1.kicad_pcb", tmp_path / "routed.kicad_pcb"
+    proc = run("route", src, "-o", out, "-q", "--backend", "cpu", "--nets", "GND,+3V3", "--time-limit", "60")
+    assert proc.returncode in (0, 1), proc.stderr
+    before, after = src.read_bytes().decode(), out.read_bytes().decode()
+    assert "\r\n" in before and after.count("\n") == after.count("\r\n")
+    assert assert_only_routing_added(before, after) > 0

@@ -27,11 +27,12 @@ def test_clean_route_and_unrouted_count():
 
 def test_clearance_to_another_nets_pad():
     report = check(board(), RULES, [Track((2, 5), (5, 6.3), 0.2, "F.Cu", 1)], [], only_new=True)
-    assert report.by_kind() == {"clearance": 1}
+    assert report.by_kind() == {"clearance": 1, "track_dangling": 1}
 
 
 def test_edge_and_holes():
     report = check(board(), RULES, [Track((2, 5), (2, 0.3), 0.2, "F.Cu", 1)],
                    [Via(12, 5, 0.6, 0.3, ("F.Cu", "B.Cu"), 1), Via(12.4, 5, 0.6, 0.3, ("F.Cu", "B.Cu"), 2)], only_new=True)
     kinds = report.by_kind()
-    assert kinds["edge_clearance"] == 1 and kinds["hole_to_hole"] == 1 and kinds["clearance"] == 2
+    assert kinds["copper_edge_clearance"] == 1 and kinds["hole_to_hole"] == 1 and kinds["clearance"] == 2
+    assert kinds["track_dangling"] == 1

@@ -30,7 +30,7 @@ def route(src, out, *extra):
 @pytest.mark.parametrize("name", ["ecc83-pp", "sonde_xilinx", "complex_hierarchy"])
 def test_demo_board_is_routed_clean_by_kicads_verdict(name, tmp_path):
     j = judge()
-    _, src, _ = j.resolve(name)
+    _, src, _ = j.resolve(name, str(tmp_path))
     unrouted, routed = tmp_path / "unrouted.kicad_pcb", tmp_path / "routed.kicad_pcb"
     j.strip(src, str(unrouted))
     before = j.drc(str(unrouted))
@@ -54,7 +54,7 @@ def test_other_demo_boards_keep_every_byte(name, tmp_path):
     """The judge's other demo boards (the judge's bench scores them): the output is the input plus tracks and vias,
     byte for byte, and KiCad loads it. A minute at most each: kit-dev's partial result counts too."""
     j = judge()
-    _, src, _ = j.resolve(name)
+    _, src, _ = j.resolve(name, str(tmp_path))
     unrouted, routed = tmp_path / "unrouted.kicad_pcb", tmp_path / "routed.kicad_pcb"
     j.strip(src, str(unrouted))
     proc = route(unrouted, routed, "--backend", "cpu", "--time-limit", "60")

@@ -49,7 +49,7 @@ def test_install_is_one_command(tmp_path, capsys):
 @pytest.mark.kicad
 def test_kicad_runs_the_plugin_headless_on_a_demo_board(tmp_path):
     j = judge()
-    _, src, _ = j.resolve("ecc83-pp")
+    _, src, _ = j.resolve("ecc83-pp", str(tmp_path))
     board, routed = tmp_path / "board.kicad_pcb", tmp_path / "routed.kicad_pcb"
     j.strip(src, str(board))
     j.copy_project(str(src), str(board))                # the plugin hands the project's rules to the router

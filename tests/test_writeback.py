@@ -1,5 +1,6 @@
 """Write-back: merged segments, vias, and the input kept byte for byte around the inserted items."""
 import re
+import subprocess
 
 import numpy as np
 import pytest
@@ -57,3 +58,38 @@ def test_kicad10_items_name_their_net():
     old = with_items("(kicad_pcb (version 20221018)\n)\n", 20221018, {3: "GND"},
                      [Track((0, 0), (1, 0), 0.2, "F.Cu", 3)], [])
     assert "(net 3)" in old and "(tstamp" in old
+
+
+@needs_shared
+@pytest.mark.parametrize("name", ["k9_atomic14_devboard_unrouted", "k7_tillitis_tk1"])
+def test_items_are_written_on_lines_of_their_own_in_the_files_layout(name):
+    text = (BOARDS / f"{name}.kicad_pcb").read_bytes().decode()
+    version = int(re.search(r"\(version (\d+)\)", text).group(1))
+    out = with_items(text, version, {1: "GND"}, [Track((1.0, 2.0), (3.5, 2.0), 0.25, "F.Cu", 1)] * 3, [])
+    newline = "\r\n" if "\r\n" in text else "\n"
+    indent = "\t" if version >= 20240108 else "  "
+    assert f"(segment{newline}{indent * 2}(start 1 2){newline}{indent * 2}(end 3.5 2)" in out
+    assert max(len(line) for line in out.split("\n")) <= max(len(line) for line in text.split("\n")) + 20
+    assert judge_strip_text(out) == judge_strip_text(text)
+
+
+@needs_shared
+@pytest.mark.kicad
+def test_kicad_loads_a_board_with_tens_of_thousands_of_new_items(tmp_path):
+    """KiCad refuses a line of over a million characters: 40,000 items on one line would be 6 M."""
+    from conftest import kicad_available
+    if not kicad_available():
+        pytest.skip("KiCad 9 (kicad-cli, pcbnew) is not installed")
+    src = BOARDS / "k9_atomic14_devboard_unrouted.kicad_pcb"
+    text = src.read_text()
+    rng = np.random.default_rng(1)
+    xy = rng.uniform([110, 60], [150, 90], size=(30000, 2)).round(3)
+    tracks = [Track((float(x), float(y)), (float(x) + 0.5, float(y)), 0.2, "F.Cu", 1) for x, y in xy]
+    vias = [Via(float(x), float(y) + 0.3, 0.6, 0.3, ("F.Cu", "B.Cu"), 1) for x, y in xy[:10000]]
+    out = tmp_path / "many.kicad_pcb"
+    write_atomic(out, with_items(text, 20241229, {1: "GND"}, tracks, vias))
+    script = ("import sys, pcbnew; b = pcbnew.LoadBoard(sys.argv[1]); "
+              "print(len(b.GetTracks()))")
+    proc = subprocess.run(["/usr/bin/python3", "-c", script, str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert int(proc.stdout.split()[-1]) == 40000

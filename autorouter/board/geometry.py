@@ -41,6 +41,21 @@ def roundrect(w: float, h: float, radius: float) -> BaseGeometry:
     return grow(box(-w / 2 + r, -h / 2 + r, w / 2 - r, h / 2 - r), r)
 
 
+CORNERS = {"top_left": (-1, -1), "top_right": (1, -1), "bottom_left": (-1, 1), "bottom_right": (1, 1)}
+
+
+def chamfered(shape: BaseGeometry, w: float, h: float, size: float, corners: set[str]) -> BaseGeometry:
+    """A rectangle (rounded or not) of w x h with the named corners cut at 45 degrees, `size` along each side, as
+    KiCad draws chamfered pads (a chamfered corner is not rounded)."""
+    for name in sorted(corners & CORNERS.keys()) if size > 0 else []:
+        sx, sy = CORNERS[name]
+        cx, cy = sx * w / 2, sy * h / 2
+        (x0, x1), (y0, y1) = sorted((cx, 0.0)), sorted((cy, 0.0))
+        cut = Polygon([(cx, cy), (cx - sx * size, cy), (cx, cy - sy * size)])
+        shape = shape.union(box(x0, y0, x1, y1)).difference(cut)       # the corner's quadrant, square, then cut
+    return shape
+
+
 def oval(w: float, h: float) -> BaseGeometry:
     if abs(w - h) < 1e-9:
         return grow(Point(0, 0), w / 2)

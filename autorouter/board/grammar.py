@@ -207,8 +207,7 @@ def number_count(parent: str | None, head: str | None) -> tuple[int, int] | None
     return COUNT.get(head)
 
 
-def net_values(parent: str | None, named_nets: bool) -> tuple[int, int]:
+def net_values(parent: str | None) -> tuple[int, int]:
     """The net table holds (net number name); a pad (net number name), or (net name) since KiCad 10; every other item
-    (net number), or (net name) since KiCad 10. named_nets: a KiCad 10 board whose (net name) items the reader gave
-    numbers, as (net number name), for kiutils (kicad10.to_kicad9_nets)."""
-    return {"kicad_pcb": (2, 2), "pad": (1, 2)}.get(parent, (1, 2) if named_nets else (1, 1))
+    (net number), or (net name) since KiCad 10."""
+    return {"kicad_pcb": (2, 2), "pad": (1, 2)}.get(parent, (1, 1))

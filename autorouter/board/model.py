@@ -29,7 +29,11 @@ class Pad:
     outline: BaseGeometry = field(compare=False, repr=False)   # copper outline in board coordinates
     drill: float = 0.0               # largest hole dimension; 0 for SMD pads
     hole: BaseGeometry | None = field(default=None, compare=False, repr=False)
-    mask_margin: float = 0.0         # solder-mask opening beyond the copper
+    clearance: float | None = None   # the pad's own clearance (or its footprint's), which overrides its net class
+    zone_connection: str | None = None   # none, thermal, solid or thru_hole_only; None: as the zone says
+    thermal_width: float | None = None   # spoke width and gap of a thermal relief; None: as the zone says
+    thermal_gap: float | None = None
+    thermal_angle: float | None = None   # spoke angle; None: KiCad's default (45 for round pads, else 90)
 
     @property
     def name(self) -> str:
@@ -69,10 +73,35 @@ class Keepout:
 
 
 @dataclass(frozen=True)
+class Zone:
+    """A copper zone: KiCad fills it (the user presses B) around every other net's copper, and pads of its net
+    inside it connect through the fill."""
+    net: int
+    layers: tuple[str, ...]
+    outline: BaseGeometry = field(compare=False)       # the outline with its holes
+    clearance: float = 0.0
+    min_thickness: float = 0.0
+    pad_connection: str = "thermal"                     # none, thermal, solid or thru_hole_only
+    thermal_gap: float = 0.5
+    thermal_width: float = 0.5
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class MaskOpening:
+    """An opening in the solder mask over an outer copper layer: a pad's, grown by its mask margin, or one drawn on a
+    mask layer. Copper of another net under it would be bared beside the pad (KiCad's solder_mask_bridge)."""
+    outline: BaseGeometry = field(compare=False)
+    layer: str                      # the copper layer it bares: F.Cu or B.Cu
+    net: int                        # the pad's net; 0 for a drawn opening or an unplated hole's
+
+
+@dataclass(frozen=True)
 class CopperGraphic:
-    """Copper that belongs to no net: text and drawings on a copper layer."""
+    """Text and drawings on a copper layer: copper of no net, unless a drawing names one (KiCad 7 and later)."""
     outline: BaseGeometry = field(compare=False)
     layer: str
+    net: int = 0
 
 
 @dataclass
@@ -87,9 +116,13 @@ class Board:
     vias: list[Via]
     keepouts: list[Keepout]
     graphics: list[CopperGraphic]
-    zone_count: int = 0                      # zones kept untouched: KiCad refills them after routing
-    mask_margin: float = 0.0                 # board-wide solder-mask expansion
+    zones: list[Zone] = field(default_factory=list)    # kept untouched: KiCad refills them after routing
+    mask_openings: list[MaskOpening] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def zone_count(self) -> int:
+        return len(self.zones)
 
     def net_name(self, number: int) -> str:
         return self.net_names.get(number, "")

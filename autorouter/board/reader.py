@@ -1,8 +1,10 @@
-"""Read a .kicad_pcb with kiutils into the typed Board model.
+"""Read a .kicad_pcb into the typed Board model.
 
-KiCad 6 to 9 files go straight to kiutils. KiCad 10 files carry no net table (pads name their net), which kiutils
-cannot read; `kicad10.py` rewrites them in memory into the KiCad 9 form first. Every problem the user can fix is
-raised as BoardError with one line naming it; validate.py holds the checks that kiutils does not make.
+The text is parsed into nested lists (sexpr.py, the lists kiutils' parser gives, faster), checked against KiCad's
+grammar (validate.py), and read item by item into the model: footprints and their pads and drawings (footprints.py),
+zones and rule areas, tracks and vias, the board outline. KiCad 10 files name nets on items, (net "GND"), and carry
+no net table: nets are then numbered in order of first appearance, 0 for the unnamed net. Every problem the user can
+fix is raised as BoardError with one line naming it.
 """
 from __future__ import annotations
 
@@ -14,14 +16,12 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon
 from shapely.ops import polygonize, unary_union
 
-from . import geometry as geo
-from .kicad10 import to_kicad9_nets
-from .model import Board, CopperGraphic, Keepout, Net, Pad, Track, Via
+from . import sexpr, versions
+from .footprints import Frame, NetTable, drawing, expand_layers, read_footprint
+from .model import Board, Keepout, Net, Track, Via, Zone
+from .tree import Malformed, atoms, node, nodes, number, point, points, position, word
 from .validate import BoardError, check_numbers, check_structure, check_text
-
-OLDEST_VERSION = 20211014      # KiCad 6.0
-NEWEST_VERSION = 20269999      # KiCad 10.x
-SUPPORTED = "KiCad 6, 7, 8, 9 and 10 boards (file versions 20211014 .. 2026xxxx)"
+from .versions import SUPPORTED
 
 
 def read_text(path: str | Path) -> str:
@@ -50,16 +50,16 @@ def file_version(text: str, path) -> int:
     if not m:
         raise BoardError(f"{path}: KiCad board without a version; this router reads {SUPPORTED}")
     version = int(m.group(1))
-    if version < OLDEST_VERSION:
+    if version < versions.OLDEST:
         raise BoardError(f"{path}: file version {version} is too old; this router reads {SUPPORTED}")
-    if version > NEWEST_VERSION:
+    if version > versions.NEWEST:
         raise BoardError(f"{path}: file version {version} is newer than this router knows; it reads {SUPPORTED}")
     return version
 
 
 def without_dimensions(text: str) -> str:
-    """The text kiutils is given: dimension items removed, which it cannot read (it raises NotImplementedError).
-    They are drawings on documentation layers; the file we write back keeps them, as it keeps every byte."""
+    """The text that is parsed: dimension items removed. They are drawings on documentation layers, which the router
+    never needs and whose contents the grammar does not check; the file we write back keeps them, as every byte."""
     out, at = [], 0
     while True:
         start = text.find("(dimension", at)
@@ -83,48 +83,109 @@ def without_dimensions(text: str) -> str:
         at = i + 1
 
 
+
+
 def load_board(path: str | Path) -> Board:
     """Read and validate a board; raise BoardError with one line on any problem."""
     text = read_text(path)
     version = file_version(text, path)
     check_text(text, path)
-    named_nets = version >= 20250000 and "\n\t(net 0 " not in text and "(net 0 \"\")" not in text
-    if named_nets:
-        text = to_kicad9_nets(text)
     try:
-        from kiutils.board import Board as KiBoard
-        from kiutils.utils import sexpr
-        tree = sexpr.parse_sexp(without_dimensions(text))
-        check_structure(tree, path, named_nets)
-        kb = KiBoard().from_sexpr(tree)
+        tree = sexpr.parse(without_dimensions(text))
+    except sexpr.SexprError as e:
+        raise BoardError(f"{path}: malformed board: {e}") from None
+    check_structure(tree, path)
+    try:
+        return check_numbers(build_board(tree, str(path), version, named_nets_in_order(text)))
     except BoardError:
         raise
-    except Exception as e:  # kiutils raises anything from IndexError to ValueError on malformed files
-        raise BoardError(f"{path}: malformed board: kiutils could not parse it ({type(e).__name__}: {str(e)[:120]})") from None
-    try:
-        return check_numbers(build_board(kb, str(path), version))
-    except BoardError:
-        raise
-    except Exception as e:
+    except Malformed as e:
+        raise BoardError(f"{path}: malformed board: {e}") from None
+    except Exception as e:      # a part of the wrong kind where KiCad would refuse the file too
         raise BoardError(f"{path}: malformed board: {type(e).__name__}: {str(e)[:160]}") from None
 
 
-def copper_layer_names(kb) -> list[str]:
-    names = [l.name for l in kb.layers if l.name.endswith(".Cu") and l.type in ("signal", "power", "mixed", "jumper")]
+NAMED_NET = re.compile(r'\(net "((?:[^"\\]|\\.)*)"\)')
+
+
+def named_nets_in_order(text: str) -> list[str]:
+    """KiCad 10's (net "name") items, by first appearance: the numbers its nets get."""
+    seen: dict[str, None] = {"": None}
+    for m in NAMED_NET.finditer(text):
+        seen.setdefault(m.group(1).replace('\\"', '"'), None)
+    return list(seen)
+
+
+def copper_layer_names(tree) -> list[str]:
+    """F.Cu, the inner layers in order, B.Cu: by name (KiCad 9 renumbered them)."""
+    table = node(tree, "layers")
+    names = [str(d[1]) for d in nodes(table) if len(d) > 2 and str(d[1]).endswith(".Cu")
+             and d[2] in ("signal", "power", "mixed", "jumper")]
     inner = sorted((n for n in names if n not in ("F.Cu", "B.Cu")), key=lambda n: int("".join(filter(str.isdigit, n)) or 0))
     return [n for n in ["F.Cu"] if n in names] + inner + [n for n in ["B.Cu"] if n in names]
 
 
-def expand_layers(names, copper: list[str]) -> tuple[str, ...]:
-    out = []
-    for name in names or ():
-        if name in ("*.Cu", "*In.Cu"):
-            out.extend(copper if name == "*.Cu" else copper[1:-1])
-        elif name == "F&B.Cu":
-            out.extend([copper[0], copper[-1]])
-        elif name in copper:
-            out.append(name)
-    return tuple(l for l in copper if l in set(out))
+def build_board(tree: list, path: str, version: int, named: list[str]) -> Board:
+    copper = copper_layer_names(tree)
+    if not copper:
+        raise BoardError(f"{path}: the board has no copper layers")
+    if len(copper) % 2:         # KiCad refuses such a file: its stackups hold an even number of copper layers
+        raise BoardError(f"{path}: malformed board: {len(copper)} copper layers (KiCad needs an even number)")
+    mask_margin = number(node(tree, "setup"), "pad_to_mask_clearance", 0.0)
+    nets = NetTable([(int(a[0]), str(a[1])) for a in map(atoms, nodes(tree, "net")) if len(a) >= 2], named)
+    warnings: list[str] = []
+    pads, graphics, edges, keepouts, zones, openings = [], [], [], [], [], []
+    for fp in nodes(tree, "footprint"):
+        read_footprint(fp, copper, nets, mask_margin, pads, graphics, edges, openings, warnings)
+        for z in nodes(fp, "zone"):
+            read_zone(z, copper, nets, zones, keepouts)
+    top = Frame(0.0, 0.0, 0.0)
+    for item in nodes(tree):
+        if item[0].startswith("gr_"):
+            drawing(item, top, copper, nets, edges, graphics, openings)
+        elif item[0] == "zone":
+            read_zone(item, copper, nets, zones, keepouts)
+    tracks, vias = read_copper(tree, copper, nets)
+    return Board(path=path, version=version, copper_layers=copper, outline=board_outline(edges, path),
+                 nets=nets.nets(), pads=pads, tracks=tracks, vias=vias, keepouts=keepouts, graphics=graphics,
+                 zones=zones, mask_openings=openings, warnings=warnings)
+
+
+def area(z: list) -> Polygon:
+    """A zone's area: its first (polygon ...) is the outline, the others are holes in it (as KiCad reads them)."""
+    rings = [points(node(p, "pts")) for p in nodes(z, "polygon")]
+    rings = [r for r in rings if len(r) >= 3]
+    if not rings:
+        return Polygon()
+    shape = Polygon(rings[0]).buffer(0)
+    for hole in rings[1:]:
+        shape = shape.difference(Polygon(hole).buffer(0))
+    return shape
+
+
+def zone_layers(z: list, copper: list[str]) -> tuple[str, ...]:
+    names = atoms(node(z, "layers")) or atoms(node(z, "layer"))
+    return expand_layers([str(n) for n in names], copper)
+
+
+PAD_CONNECTION = {None: "thermal", "yes": "solid", "no": "none", "thru_hole_only": "thru_hole_only"}
+
+
+def read_zone(z: list, copper: list[str], nets: "NetTable", zones: list, keepouts: list) -> None:
+    shape, layers = area(z), zone_layers(z, copper)
+    if shape.is_empty or not layers:
+        return
+    rules = node(z, "keepout")
+    if rules is not None:
+        keepouts.append(Keepout(shape, layers, word(rules, "tracks") == "not_allowed",
+                                word(rules, "vias") == "not_allowed"))
+        return
+    connect, fill = node(z, "connect_pads"), node(z, "fill")
+    mode = next((a for a in atoms(connect) if isinstance(a, str)), None)
+    zones.append(Zone(nets.of(z), layers, shape, clearance=number(connect, "clearance", 0.0),
+                      min_thickness=number(z, "min_thickness", 0.0), pad_connection=PAD_CONNECTION.get(mode, "thermal"),
+                      thermal_gap=number(fill, "thermal_gap", 0.5), thermal_width=number(fill, "thermal_bridge_width", 0.5),
+                      priority=int(number(z, "priority", 0))))
 
 
 def via_layers(names, copper: list[str]) -> tuple[str, ...]:
@@ -134,226 +195,19 @@ def via_layers(names, copper: list[str]) -> tuple[str, ...]:
     return tuple(copper[min(ends):max(ends) + 1])
 
 
-def build_board(kb, path: str, version: int) -> Board:
-    copper = copper_layer_names(kb)
-    if not copper:
-        raise BoardError(f"{path}: the board has no copper layers")
-    if len(copper) % 2:         # KiCad refuses such a file: its stackups hold an even number of copper layers
-        raise BoardError(f"{path}: malformed board: {len(copper)} copper layers (KiCad needs an even number)")
-    warnings: list[str] = []
-    mask_margin = float(getattr(kb.setup, "packToMaskClearance", None) or 0.0)
-    nets = [Net(int(n.number), n.name) for n in kb.nets]
-    pads = []
-    graphics: list[CopperGraphic] = []
-    edge_shapes = []
-    keepouts = []
-    for fp in kb.footprints:
-        ref = footprint_reference(fp)
-        fx, fy, fa = fp.position.X, fp.position.Y, fp.position.angle or 0.0
-        for kp in fp.pads:
-            pad = read_pad(kp, ref, fx, fy, fa, copper, mask_margin, fp, warnings)
-            if pad is not None:
-                pads.append(pad)
-        collect_graphics(fp.graphicItems, (fx, fy, fa), copper, edge_shapes, graphics)
-        for zone in fp.zones:
-            keepouts.extend(read_keepout(zone, copper))
-    collect_graphics(kb.graphicItems, (0.0, 0.0, 0.0), copper, edge_shapes, graphics)
-    zone_count = 0
-    for zone in kb.zones:
-        k = read_keepout(zone, copper)
-        keepouts.extend(k)
-        zone_count += 0 if k else 1
-    tracks, vias = read_copper(kb, copper)
-    outline = board_outline(edge_shapes, path)
-    return Board(path=path, version=version, copper_layers=copper, outline=outline, nets=nets, pads=pads,
-                 tracks=tracks, vias=vias, keepouts=keepouts, graphics=graphics, zone_count=zone_count,
-                 mask_margin=mask_margin, warnings=warnings)
-
-
-def collect_graphics(items, frame, copper, edge_shapes: list, graphics: list) -> None:
-    """Edge.Cuts drawings go to the outline, drawings and text on copper layers become copper of no net."""
-    for item in items:
-        layer = getattr(item, "layer", None)
-        if layer == "Edge.Cuts":
-            shape = graphic_outline(item, *frame, edge=True)
-            if shape is not None:
-                edge_shapes.append(shape)
-        elif layer in copper:
-            shape = graphic_outline(item, *frame, edge=False)
-            if shape is not None and not shape.is_empty:
-                graphics.append(CopperGraphic(shape, layer))
-
-
-def footprint_reference(fp) -> str:
-    props = getattr(fp, "properties", None)
-    if isinstance(props, dict) and "Reference" in props:
-        return str(props["Reference"])
-    for item in fp.graphicItems:
-        if type(item).__name__ == "FpText" and getattr(item, "type", "") == "reference":
-            return item.text
-    return "?"
-
-
-def read_pad(kp, ref, fx, fy, fa, copper, board_mask, fp, warnings) -> Pad | None:
-    px, py = geo.rotate_xy(kp.position.X, kp.position.Y, fa)
-    x, y, angle = fx + px, fy + py, float(kp.position.angle or 0.0)
-    w, h = float(kp.size.X), float(kp.size.Y if kp.size.Y is not None else kp.size.X)
-    shape = kp.shape
-    local = pad_shape(kp, shape, w, h, warnings, ref)
-    # KiCad's drill offset moves the copper away from the hole: the hole stays at the pad position
-    offset = kp.drill.offset if kp.drill is not None else None
-    if offset is not None and (offset.X or offset.Y):
-        local = shapely.affinity.translate(local, offset.X or 0.0, offset.Y or 0.0)
-    outline = geo.place(local, x, y, angle)
-    drill, hole = 0.0, None
-    if kp.type in ("thru_hole", "np_thru_hole") and kp.drill is not None and isinstance(kp.drill.diameter, (int, float)):
-        dw = float(kp.drill.diameter)
-        dh = float(kp.drill.width) if kp.drill.oval and isinstance(kp.drill.width, (int, float)) else dw
-        hole = geo.place(geo.oval(dw, dh), x, y, angle)
-        drill = max(dw, dh)
-    layers = () if kp.type == "np_thru_hole" else expand_layers(kp.layers, copper)
-    if kp.type == "thru_hole":
-        layers = tuple(copper)
-    for name in kp.layers:
-        if name.endswith(".Cu") and name not in copper and name not in ("*.Cu", "F&B.Cu", "*In.Cu"):
-            note = "pads name copper layers this board does not have (first: {}); that copper is ignored"
-            if not any(w.startswith(note[:30]) for w in warnings):
-                warnings.append(note.format(name))
-    net = int(kp.net.number) if kp.net is not None and kp.net.number is not None else 0
-    margin = kp.solderMaskMargin if kp.solderMaskMargin is not None else fp.solderMaskMargin
-    return Pad(footprint=ref, number=str(kp.number), net=net, x=x, y=y, angle=angle, shape=shape, layers=layers,
-               outline=outline, drill=drill, hole=hole,
-               mask_margin=float(margin if margin is not None else board_mask))
-
-
-def pad_shape(kp, shape, w, h, warnings, ref):
-    from shapely.geometry import box
-    if shape == "rect":
-        return box(-w / 2, -h / 2, w / 2, h / 2)
-    if shape == "roundrect":
-        return geo.roundrect(w, h, float(kp.roundrectRatio or 0.25) * min(w, h))
-    if shape == "circle":
-        return geo.circle(0, 0, w / 2)
-    if shape == "oval":
-        return geo.oval(w, h)
-    if shape == "trapezoid":
-        # kiutils drops rect_delta: take a rectangle a quarter larger, which holds any usual trapezoid
-        return box(-w * 0.625, -h * 0.625, w * 0.625, h * 0.625)
-    if shape == "custom":
-        anchor = (geo.circle(0, 0, w / 2) if kp.customPadOptions and kp.customPadOptions.anchor == "circle"
-                  else box(-w / 2, -h / 2, w / 2, h / 2))
-        parts = [anchor] + [p for p in (primitive_shape(prim) for prim in kp.customPadPrimitives) if p is not None]
-        # custom primitives are drawn in the pad frame but unrotated by the pad angle, as KiCad stores them
-        return unary_union(parts)
-    warnings.append(f"pad {ref}.{kp.number}: unknown pad shape {shape!r}; treated as its bounding rectangle")
-    return box(-w / 2, -h / 2, w / 2, h / 2)
-
-
-def primitive_shape(prim):
-    kind = type(prim).__name__
-    width = float(getattr(prim, "width", 0) or 0)
-    if kind == "GrPoly":
-        pts = [(p.X, p.Y) for p in prim.coordinates]
-        return geo.filled_or_stroked(pts, width, prim.fill not in ("no", "none", None) or width == 0) if len(pts) >= 2 else None
-    if kind == "GrLine":
-        return geo.stroke([(prim.start.X, prim.start.Y), (prim.end.X, prim.end.Y)], width)
-    if kind == "GrCircle":
-        r = math.hypot(prim.end.X - prim.center.X, prim.end.Y - prim.center.Y)
-        disc = geo.circle(prim.center.X, prim.center.Y, r + width / 2)
-        return disc if prim.fill not in ("no", "none", None) else disc.difference(
-            Point(prim.center.X, prim.center.Y).buffer(max(r - width / 2, 0), quad_segs=4))
-    if kind == "GrArc":
-        return geo.stroke(geo.arc_points((prim.start.X, prim.start.Y), (prim.mid.X, prim.mid.Y), (prim.end.X, prim.end.Y)), width)
-    if kind == "GrRect":
-        pts = [(prim.start.X, prim.start.Y), (prim.end.X, prim.start.Y), (prim.end.X, prim.end.Y), (prim.start.X, prim.end.Y)]
-        return geo.filled_or_stroked(pts, width, prim.fill not in ("no", "none", None))
-    return None
-
-
-def graphic_outline(item, fx, fy, fa, edge: bool):
-    """A graphic item as a line (edge=True, for the outline) or as copper (edge=False), in board coordinates."""
-    kind = type(item).__name__[2:]           # GrLine / FpLine -> Line
-    width = float(getattr(item, "width", None) or (item.stroke.width if getattr(item, "stroke", None) else 0) or 0)
-
-    def pt(p):
-        x, y = geo.rotate_xy(p.X, p.Y, fa)
-        return fx + x, fy + y
-
-    if kind == "Line":
-        line = LineString([pt(item.start), pt(item.end)])
-        return line if edge else geo.stroke(list(line.coords), width)
-    if kind == "Arc":
-        pts = geo.arc_points(pt(item.start), pt(item.mid), pt(item.end))
-        return LineString(pts) if edge else geo.stroke(pts, width)
-    if kind == "Circle":
-        c, e = pt(item.center), pt(item.end)
-        r = math.hypot(e[0] - c[0], e[1] - c[1])
-        if edge:
-            return Point(c).buffer(r, quad_segs=16).exterior
-        disc = geo.circle(c[0], c[1], r + width / 2)
-        filled = getattr(item, "fill", None) in ("yes", "solid")
-        return disc if filled else disc.difference(Point(c).buffer(max(r - width / 2, 0), quad_segs=4))
-    if kind in ("Rect", "Poly"):
-        if kind == "Rect":
-            (x0, y0), (x1, y1) = (item.start.X, item.start.Y), (item.end.X, item.end.Y)
-            pts = [pt(type(item.start)(X=x, Y=y)) for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
-        else:
-            pts = [pt(p) for p in item.coordinates]
-        if len(pts) < 2:
-            return None
-        if edge:
-            return LineString(pts + [pts[0]])
-        return geo.filled_or_stroked(pts, width, getattr(item, "fill", None) in ("yes", "solid"))
-    if kind == "Text" and not edge:
-        return text_box(item, pt, fa)
-    return None
-
-
-def text_box(item, pt, fa):
-    """A generous rectangle around copper text (KiCad's stroke font, measured against KiCad's DRC: glyphs reach
-    about 1.1 heights from the anchor line, and advance at most 1.2 widths per character)."""
-    if getattr(item, "hide", False) or (item.effects is not None and item.effects.hide):
-        return None
-    font = item.effects.font if item.effects is not None else None
-    fw, fh = (font.width or 1.0, font.height or 1.0) if font is not None else (1.0, 1.0)
-    thick = (font.thickness if font is not None and font.thickness else 0.15 * fh)
-    lines = str(item.text).split("\\n") if "\\n" in str(item.text) else str(item.text).split("\n")
-    w = max(len(l) for l in lines) * fw * 1.2 + thick
-    h = len(lines) * fh * 2.4 + thick
-    justify = item.effects.justify if item.effects is not None else None
-    halign = (justify.horizontally if justify is not None else None)
-    # justified text extends to one side of its anchor: cover both sides
-    width = 2 * w if halign in ("left", "right") else w
-    from shapely.geometry import box
-    local = box(-width / 2, -h / 2, width / 2, h / 2)
-    x, y = pt(item.position)
-    return geo.place(local, x, y, float(item.position.angle or 0.0))
-
-
-def read_keepout(zone, copper) -> list[Keepout]:
-    ks = zone.keepoutSettings
-    if ks is None or not zone.polygons:
-        return []
-    pts = [(p.X, p.Y) for p in zone.polygons[0].coordinates]
-    if len(pts) < 3:
-        return []
-    layers = expand_layers(zone.layers or ([zone.layer] if getattr(zone, "layer", None) else []), copper)
-    return [Keepout(Polygon(pts).buffer(0), layers, ks.tracks == "not_allowed", ks.vias == "not_allowed")]
-
-
-def read_copper(kb, copper) -> tuple[list[Track], list[Via]]:
+def read_copper(tree, copper, nets: "NetTable") -> tuple[list[Track], list[Via]]:
     tracks, vias = [], []
-    for item in kb.traceItems:
-        kind = type(item).__name__
-        if kind == "Segment" and item.layer in copper:
-            tracks.append(Track((item.start.X, item.start.Y), (item.end.X, item.end.Y), float(item.width), item.layer,
-                                int(item.net or 0)))
-        elif kind == "Arc" and item.layer in copper:
-            tracks.append(Track((item.start.X, item.start.Y), (item.end.X, item.end.Y), float(item.width), item.layer,
-                                int(item.net or 0), mid=(item.mid.X, item.mid.Y)))
-        elif kind == "Via":
-            vias.append(Via(item.position.X, item.position.Y, float(item.size), float(item.drill),
-                            via_layers(item.layers, copper), int(item.net or 0)))
+    for item in nodes(tree):
+        head = item[0]
+        # (layer "F.Cu"), or since KiCad 9 a track bare of solder mask: (layers "F.Cu" "F.Mask")
+        layer = next((str(n) for n in atoms(node(item, "layer")) + atoms(node(item, "layers")) if n in copper), None)
+        if head in ("segment", "arc") and layer is not None:
+            tracks.append(Track(point(item, "start"), point(item, "end"), number(item, "width"), layer, nets.of(item),
+                                mid=point(item, "mid") if head == "arc" else None))
+        elif head == "via":
+            x, y, _ = position(item)
+            vias.append(Via(x, y, number(item, "size"), number(item, "drill"),
+                            via_layers([str(n) for n in atoms(node(item, "layers"))], copper), nets.of(item)))
     return tracks, vias
 
 
@@ -388,9 +242,9 @@ def board_outline(edge_shapes, path):
     faces = [Polygon(p.exterior) for p in polygonize(merged)]
     if not faces:
         raise BoardError(f"{path}: the board outline on Edge.Cuts is not closed")
+    depth = [sum(1 for other in faces if other is not face and other.contains(face.representative_point())
+                 and other.area > face.area) for face in faces]
     result = Polygon()
-    for face in faces:
-        depth = sum(1 for other in faces if other is not face and other.contains(face.representative_point())
-                    and other.area > face.area)
-        result = result.union(face) if depth % 2 == 0 else result.difference(face)
+    for d, face in sorted(zip(depth, faces), key=lambda pair: pair[0]):     # outer faces before the holes in them
+        result = result.union(face) if d % 2 == 0 else result.difference(face)
     return result

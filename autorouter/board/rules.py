@@ -3,6 +3,8 @@
 Where a net class asks for less than the board's minimum, the minimum wins (KiCad's DRC checks both).
 Supported project forms: KiCad 6 (`nets` lists inside each class), KiCad 7/8 (`netclass_assignments` as
 "net": "class" and `netclass_patterns`), KiCad 9 (assignments as lists, `priority`, classes that omit keys).
+Custom rules in the .kicad_dru beside the board raise, per net, the clearance, width and via size of its class
+where they may apply (custom_rules.py); a net so raised gets a class of its own, "<class> + rules".
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from . import custom_rules
 from .model import Board
 from .reader import BoardError
 
@@ -33,9 +36,15 @@ class DesignRules:
     hole_clearance: float                # copper to a hole of another net
     source: str                          # where the rules came from, for the report
     notes: list[str] = field(default_factory=list)
+    graphic_clearance: float = 0.0       # what custom rules ask between copper drawings and other copper
 
     def for_net(self, net: int) -> NetClassRules:
         return self.classes.get(self.net_class.get(net, "Default"), self.classes["Default"])
+
+    def clearance_of(self, net: int, own: float | None = None) -> float:
+        """An item's clearance: the larger of its own (a pad's) and its class's. KiCad lets a pad's own clearance
+        override its class; the larger of the two is never wrong."""
+        return max(own or 0.0, self.for_net(net).clearance)
 
     @property
     def max_clearance(self) -> float:
@@ -49,6 +58,10 @@ def project_path(board_path: str | Path) -> Path:
     return Path(board_path).with_suffix(".kicad_pro")
 
 
+def custom_rules_path(board_path: str | Path) -> Path:
+    return Path(board_path).with_suffix(".kicad_dru")
+
+
 def load_rules(board: Board, config) -> DesignRules:
     """Rules for `board` from its .kicad_pro if there is one, else the config's defaults (said in notes)."""
     pro = project_path(board.path)
@@ -59,7 +72,7 @@ def load_rules(board: Board, config) -> DesignRules:
                             [f"no {pro.name} beside the board: default rules (track {defaults['track_width']} mm, "
                              f"clearance {defaults['clearance']} mm, via {defaults['via_diameter']}/"
                              f"{defaults['via_drill']} mm)"])
-        return rules
+        return with_custom_rules(rules, board)
     try:
         data = json.loads(pro.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:
@@ -68,7 +81,53 @@ def load_rules(board: Board, config) -> DesignRules:
         raise BoardError(f"{pro}: the project file is not valid JSON (line {e.lineno}: {e.msg})") from None
     if not isinstance(data, dict):
         raise BoardError(f"{pro}: the project file is not a JSON object")
-    return rules_from_project(data, board, defaults, str(pro))
+    return with_custom_rules(rules_from_project(data, board, defaults, str(pro)), board)
+
+
+def with_custom_rules(rules: DesignRules, board: Board) -> DesignRules:
+    """The rules raised by the .kicad_dru beside the board, if there is one."""
+    path = custom_rules_path(board.path)
+    if not path.exists():
+        return rules
+    try:
+        parsed = custom_rules.parse_rules(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise BoardError(f"{path}: cannot read the custom rules ({e})") from None
+    except custom_rules.RuleError as e:
+        raise BoardError(f"{path}: malformed custom rules: {e}") from None
+    rules.source += f" + {path.name}"
+    skipped = custom_rules.not_applied(parsed)
+    if skipped:
+        rules.notes.append(f"{path.name}: rules the router does not meet: " + "; ".join(skipped))
+    anything = {}
+    floor = lambda kind, a=anything: custom_rules.applicable(parsed, kind, a) or 0.0
+    rules.hole_clearance = max(rules.hole_clearance, floor("hole_clearance"))
+    rules.hole_to_hole = max(rules.hole_to_hole, floor("hole_to_hole"))
+    # a clearance asked of drawings holds to the board edge too (tillitis' "edge_clearance_inner")
+    rules.edge_clearance = max(rules.edge_clearance, floor("edge_clearance"),
+                               floor("clearance", {"Type": "Graphic"}))
+    rules.graphic_clearance = floor("clearance", {"Type": "Graphic"})
+    derived: dict[tuple, NetClassRules] = {}
+    for net in board.nets:
+        cls = rules.for_net(net.number)
+        values = {k: getattr(cls, k) for k in KEYS}
+        for kind in ("Track", "Via", "Pad"):
+            a = {"NetName": net.name, "NetClass": cls.name, "Type": kind}
+            values["clearance"] = max(values["clearance"], floor("clearance", a))
+            if kind == "Track":
+                values["track_width"] = max(values["track_width"], floor("track_width", a))
+            if kind == "Via":
+                values["via_diameter"] = max(values["via_diameter"], floor("via_diameter", a))
+                values["via_drill"] = max(values["via_drill"], floor("hole_size", a))
+        if values != {k: getattr(cls, k) for k in KEYS}:
+            key = (cls.name, *values.values())
+            if key not in derived:
+                derived[key] = NetClassRules(f"{cls.name} + rules", **values)
+                if len({k[0] for k in derived}) < len(derived):          # two variants of one class: number them
+                    derived[key] = NetClassRules(f"{cls.name} + rules {len(derived)}", **values)
+            rules.classes[derived[key].name] = derived[key]
+            rules.net_class[net.number] = derived[key].name
+    return rules
 
 
 def number(value, fallback: float) -> float:

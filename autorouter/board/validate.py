@@ -44,7 +44,7 @@ def check_balanced(bare: str, path) -> None:
         raise BoardError(f"{path}: malformed board: unbalanced ')' or text after the board's closing ')'")
 
 
-IDENTIFIER = re.compile(r"\((?:tstamp|uuid)\s+[^\s()]+")      # KiCad 6/7 write uuids unquoted
+IDENTIFIER = re.compile(r"\((?:tstamp|uuid|tedit)\s+[^\s()]+")      # KiCad 6/7 write uuids (and edit times) unquoted, in hex
 # a bare token made of number characters that is no number (and no uuid, as in group member lists): "1.2.3", "-",
 # "--3", "1e999". Tokens with letters are names or embedded data, not numbers gone wrong.
 BAD_NUMBER = re.compile(r"(?<=[\s(])(?!(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,2})?|\d{8}-\d{4}-[-\d]+)"
@@ -78,8 +78,8 @@ def is_number(atom) -> bool:
         return False
 
 
-def check_structure(tree, path, named_nets: bool = False) -> None:
-    """Walk kiutils' tree of the file. named_nets: a KiCad 10 board read through kicad10.to_kicad9_nets."""
+def check_structure(tree, path) -> None:
+    """Walk the parsed tree of the file."""
     stack = [(None, tree, True)]
     while stack:
         parent, node, strict = stack.pop()
@@ -91,7 +91,7 @@ def check_structure(tree, path, named_nets: bool = False) -> None:
         order = [c[0] if c and isinstance(c[0], str) else None for c in lists]
         atoms = [a for a in node[1:] if not isinstance(a, list)]
         problem = (check_lists(parent, head, order, lists) if strict else None) \
-            or check_values(parent, head, atoms, strict, named_nets)
+            or check_values(parent, head, atoms, strict)
         if problem:
             raise BoardError(f"{path}: malformed board: {problem}")
         stack.extend((head, c, strict) for c in lists)
@@ -117,14 +117,14 @@ def check_lists(parent, head, order: list, lists: list) -> str | None:
     return None
 
 
-def check_values(parent, head, atoms: list, strict: bool, named_nets: bool) -> str | None:
+def check_values(parent, head, atoms: list, strict: bool) -> str | None:
     """What is wrong with the values (numbers, names) an item holds, or None."""
     count = grammar.number_count(parent, head) if strict else None
     if count and not count[0] <= sum(map(is_number, atoms)) <= count[1]:
         return f"({head} ...) needs " + (f"{count[0]}" if count[0] == count[1] else f"{count[0]} to {count[1]}") \
             + " numbers"
     if head == "net" and strict:
-        fewest, most = grammar.net_values(parent, named_nets)
+        fewest, most = grammar.net_values(parent)
         if not fewest <= len(atoms) <= most:
             return f"a ({parent} ...) has a malformed (net ...)"
     if grammar.holds_numbers(parent, head) and not all(is_number(a) or a in grammar.WORDS.get(head, ()) for a in atoms):

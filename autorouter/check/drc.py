@@ -1,8 +1,11 @@
 """Our own design-rule check, with exact geometry (shapely), independent of the router's lattice model.
 
-Checks tracks and vias (all of them, or only the new ones) against every other net's copper (clearance), the board
-edge (copper-to-edge clearance), other holes (hole to hole); and counts, per net, the pad groups that copper does
-not yet join (unrouted connections). Zone fills are not copper here: KiCad refills zones after routing.
+Checks tracks and vias (all of them, or only the new ones) as KiCad's DRC does, under KiCad's names for what it
+finds: clearance to every other net's copper (the larger of the two items' clearances; a pad's own clearance
+overrides its class), hole_clearance (copper to another net's hole), copper_edge_clearance, hole_to_hole,
+solder_mask_bridge (an outer-layer track under another net's solder-mask opening), track_dangling (a new track
+end that touches nothing of its net). And counts, per net, the pad groups that copper does not yet join
+(unrouted connections). Zone fills are not copper here: KiCad refills zones after routing.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import shapely
+from shapely.geometry import Point
 from shapely.strtree import STRtree
 
 from ..board.geometry import circle, track_body
@@ -20,7 +24,7 @@ TOLERANCE = 1e-4     # mm: below KiCad's own resolution of interest, above float
 
 @dataclass
 class Violation:
-    kind: str            # clearance, edge_clearance, hole_to_hole
+    kind: str            # KiCad's name: clearance, hole_clearance, copper_edge_clearance, hole_to_hole, ...
     layer: str
     x: float
     y: float
@@ -48,72 +52,102 @@ class Item:
     geom: object
     layers: frozenset
     net: int
-    kind: str              # pad, track, via, graphic
+    kind: str              # pad, track, via, graphic, hole
     checked: bool          # tracks and vias under test
     hole: object = None
+    clearance: float | None = None      # its own clearance, overriding its net class's (a pad's)
+    ends: tuple = ()                    # a track's two ends
+
+    def clearance_in(self, rules) -> float:
+        return rules.clearance_of(self.net, self.clearance)
 
 
-def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False) -> list[Item]:
+def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False, rules=None) -> list[Item]:
     items = []
     for p in board.pads:
         if p.layers:
-            items.append(Item(p.outline, frozenset(p.layers), p.net, "pad", False, p.hole))
+            items.append(Item(p.outline, frozenset(p.layers), p.net, "pad", False, p.hole, p.clearance))
         elif p.hole is not None:
-            items.append(Item(p.hole, frozenset(board.copper_layers), 0, "hole", False, p.hole))
+            items.append(Item(p.hole, frozenset(board.copper_layers), 0, "hole", False, p.hole, p.clearance))
     for g in board.graphics:
-        items.append(Item(g.outline, frozenset([g.layer]), 0, "graphic", False))
-    for t in board.tracks:
-        items.append(Item(track_body(t), frozenset([t.layer]), t.net, "track", not only_new))
-    for v in board.vias:
-        items.append(Item(circle(v.x, v.y, v.diameter / 2), frozenset(v.layers), v.net, "via", not only_new,
-                          circle(v.x, v.y, v.drill / 2)))
-    for t in new_tracks:
-        items.append(Item(track_body(t), frozenset([t.layer]), t.net, "track", True))
-    for v in new_vias:
-        items.append(Item(circle(v.x, v.y, v.diameter / 2), frozenset(v.layers), v.net, "via", True,
-                          circle(v.x, v.y, v.drill / 2)))
+        items.append(Item(g.outline, frozenset([g.layer]), g.net, "graphic", False,
+                          clearance=rules.graphic_clearance or None if rules else None))
+    for tracks, checked in ((board.tracks, not only_new), (new_tracks, True)):
+        for t in tracks:
+            items.append(Item(track_body(t), frozenset([t.layer]), t.net, "track", checked, ends=(t.start, t.end)))
+    for vias, checked in ((board.vias, not only_new), (new_vias, True)):
+        for v in vias:
+            items.append(Item(circle(v.x, v.y, v.diameter / 2), frozenset(v.layers), v.net, "via", checked,
+                              circle(v.x, v.y, v.drill / 2)))
     return items
 
 
 def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = False) -> CheckReport:
-    items = board_items(board, new_tracks, new_vias, only_new)
+    items = board_items(board, new_tracks, new_vias, only_new, rules)
     report = CheckReport()
     clearance_violations(board, rules, items, report)
+    hole_clearance_violations(board, rules, items, report)
     edge_violations(board, rules, items, report)
     hole_violations(rules, items, report)
+    mask_violations(board, items, report)
+    dangling_violations(board, items, report)
     report.unrouted = unrouted(board, items)
     return report
 
 
+def name(board, item) -> str:
+    return f"{item.kind} of {board.net_name(item.net) or 'no net'}"
+
+
 def clearance_violations(board, rules, items, report) -> None:
-    reach = rules.max_clearance
+    reach = max([rules.max_clearance] + [it.clearance for it in items if it.clearance is not None])
     for layer in board.copper_layers:
         idx = [i for i, it in enumerate(items) if layer in it.layers and it.kind != "hole"]
-        if not idx:
-            continue
-        geoms = [items[i].geom for i in idx]
-        tree = STRtree(geoms)
         probe = [k for k, i in enumerate(idx) if items[i].checked]
         if not probe:
             continue
-        a, b = tree.query([geoms[k] for k in probe], predicate="dwithin", distance=reach)
-        a = np.asarray(probe)[a]
-        for ka, kb in zip(a.tolist(), b.tolist()):
+        geoms = [items[i].geom for i in idx]
+        a, b = STRtree(geoms).query([geoms[k] for k in probe], predicate="dwithin", distance=reach)
+        for ka, kb in zip(np.asarray(probe)[a].tolist(), b.tolist()):
             ia, ib = items[idx[ka]], items[idx[kb]]
-            if ka == kb or (ib.checked and kb < ka):
+            if ka == kb or (ib.checked and kb < ka) or (ia.net and ia.net == ib.net):
                 continue
-            if ia.net and ia.net == ib.net:
-                continue
-            need = max(rules.for_net(ia.net).clearance if ia.net else 0, rules.for_net(ib.net).clearance if ib.net else 0)
-            if not ia.net or not ib.net:
-                need = max(need, rules.for_net(ia.net or ib.net).clearance)
+            need = max(ia.clearance_in(rules), ib.clearance_in(rules))
             gap = shapely.distance(ia.geom, ib.geom)
             if gap < need - TOLERANCE:
                 where = shapely.shortest_line(ia.geom, ib.geom).coords[0]
-                report.violations.append(Violation(
-                    "clearance", layer, where[0], where[1],
-                    f"{ia.kind} of {board.net_name(ia.net) or 'no net'} and {ib.kind} of "
-                    f"{board.net_name(ib.net) or 'no net'}: {gap:.3f} mm < {need:.3f} mm"))
+                report.violations.append(Violation("clearance", layer, where[0], where[1],
+                                                   f"{name(board, ia)} and {name(board, ib)}: {gap:.3f} mm < {need:.3f} mm"))
+
+
+def hole_clearance_violations(board, rules, items, report) -> None:
+    """A hole keeps rules.hole_clearance from the copper of every other net: new vias' holes from other copper, and
+    new copper from other nets' holes (plated or not)."""
+    need = rules.hole_clearance
+    copper = [it for it in items if it.kind != "hole"]
+    holes = [it for it in items if it.hole is not None]
+    reach = max([need] + [h.clearance for h in holes if h.clearance])
+    pairs = []
+    probe = [h for h in holes if h.checked]
+    if probe and copper:
+        a, b = STRtree([it.geom for it in copper]).query([h.hole for h in probe], predicate="dwithin", distance=reach)
+        pairs += [(probe[i], copper[j]) for i, j in zip(a.tolist(), b.tolist())]
+    probe = [it for it in copper if it.checked]
+    if probe and holes:
+        a, b = STRtree([h.hole for h in holes]).query([it.geom for it in probe], predicate="dwithin", distance=reach)
+        pairs += [(holes[j], probe[i]) for i, j in zip(a.tolist(), b.tolist())]
+    seen = set()
+    for hole_item, other in pairs:
+        if hole_item is other or (hole_item.net and hole_item.net == other.net) or (id(hole_item), id(other)) in seen:
+            continue
+        seen.add((id(hole_item), id(other)))
+        wanted = max(need, hole_item.clearance or 0.0) if hole_item.kind == "hole" else need
+        gap = shapely.distance(hole_item.hole, other.geom)
+        if gap < wanted - TOLERANCE:
+            x, y = hole_item.hole.centroid.coords[0]
+            report.violations.append(Violation("hole_clearance", "*", x, y,
+                                               f"hole of {name(board, hole_item)} and {name(board, other)}: "
+                                               f"{gap:.3f} mm < {wanted:.3f} mm"))
 
 
 def edge_violations(board, rules, items, report) -> None:
@@ -126,20 +160,18 @@ def edge_violations(board, rules, items, report) -> None:
         if outside or gap < rules.edge_clearance - TOLERANCE:
             x, y = it.geom.centroid.coords[0]
             report.violations.append(Violation(
-                "edge_clearance", sorted(it.layers)[0], x, y,
-                f"{it.kind} of {board.net_name(it.net)}: " + ("outside the board" if outside else
-                                                              f"{gap:.3f} mm from the edge < {rules.edge_clearance:.3f} mm")))
+                "copper_edge_clearance", sorted(it.layers)[0], x, y,
+                f"{name(board, it)}: " + ("outside the board" if outside else
+                                          f"{gap:.3f} mm from the edge < {rules.edge_clearance:.3f} mm")))
 
 
 def hole_violations(rules, items, report) -> None:
     holes = [it for it in items if it.hole is not None]
-    if not holes:
-        return
-    tree = STRtree([h.hole for h in holes])
     probe = [k for k, h in enumerate(holes) if h.checked]
     if not probe:
         return
-    a, b = tree.query([holes[k].hole for k in probe], predicate="dwithin", distance=rules.hole_to_hole)
+    a, b = STRtree([h.hole for h in holes]).query([holes[k].hole for k in probe], predicate="dwithin",
+                                                   distance=rules.hole_to_hole)
     for ka, kb in zip(np.asarray(probe)[a].tolist(), b.tolist()):
         if ka == kb or (holes[kb].checked and kb < ka):
             continue
@@ -148,6 +180,39 @@ def hole_violations(rules, items, report) -> None:
             x, y = holes[ka].hole.centroid.coords[0]
             report.violations.append(Violation("hole_to_hole", "*", x, y,
                                                f"holes {gap:.3f} mm apart < {rules.hole_to_hole:.3f} mm"))
+
+
+def mask_violations(board, items, report) -> None:
+    """An outer-layer track under a solder-mask opening of another net (or a drawn one) is bared beside it."""
+    for layer in {o.layer for o in board.mask_openings}:
+        openings = [o for o in board.mask_openings if o.layer == layer]
+        probe = [it for it in items if it.checked and it.kind == "track" and layer in it.layers]
+        if not probe:
+            continue
+        a, b = STRtree([o.outline for o in openings]).query([it.geom for it in probe], predicate="intersects")
+        for i, j in zip(a.tolist(), b.tolist()):
+            track, opening = probe[i], openings[j]
+            if opening.net and opening.net == track.net:
+                continue
+            x, y = shapely.intersection(track.geom, opening.outline).centroid.coords[0]
+            report.violations.append(Violation("solder_mask_bridge", layer, x, y,
+                                               f"{name(board, track)} under the solder-mask opening of "
+                                               f"{board.net_name(opening.net) or 'no net'}"))
+
+
+def dangling_violations(board, items, report) -> None:
+    """A new track end that touches no other copper of its net on its layer."""
+    copper = [it for it in items if it.kind in ("pad", "track", "via") and it.net]
+    tree = STRtree([it.geom for it in copper])
+    for k, it in enumerate(copper):
+        if not (it.checked and it.kind == "track"):
+            continue
+        for end in it.ends:
+            hits = tree.query(Point(end), predicate="intersects")
+            if not any(copper[j] is not it and copper[j].net == it.net and copper[j].layers & it.layers for j in hits):
+                layer = next(iter(it.layers))
+                report.violations.append(Violation("track_dangling", layer, end[0], end[1],
+                                                   f"{name(board, it)}: an end touches nothing of its net"))
 
 
 def unrouted(board: Board, items: list[Item]) -> dict[str, int]:

@@ -28,7 +28,7 @@ class CopperItem:
     geom: BaseGeometry
     layers: tuple[int, ...]
     net: int                  # 0: no net (HARD for everybody)
-    mask_margin: float = 0.0
+    clearance: float | None = None     # its own clearance (a pad's), which overrides its net class's
 
 
 @dataclass
@@ -39,25 +39,33 @@ class Profile:
     stub_trees: dict[int, tuple[STRtree, np.ndarray]] = field(default_factory=dict)   # layer -> (tree, owners)
 
 
-def copper_items(board: Board) -> list[CopperItem]:
+def copper_items(board: Board, rules: DesignRules) -> list[CopperItem]:
     index = {name: i for i, name in enumerate(board.copper_layers)}
     items = []
     for pad in board.pads:
         if pad.layers:
-            items.append(CopperItem(pad.outline, tuple(index[l] for l in pad.layers), pad.net, pad.mask_margin))
+            items.append(CopperItem(pad.outline, tuple(index[l] for l in pad.layers), pad.net, pad.clearance))
     for t in board.tracks:
         items.append(CopperItem(t.body(), (index[t.layer],), t.net))
     for v in board.vias:
         items.append(CopperItem(circle(v.x, v.y, v.diameter / 2), tuple(index[l] for l in v.layers), v.net))
     for g in board.graphics:
-        items.append(CopperItem(g.outline, (index[g.layer],), 0))
+        items.append(CopperItem(g.outline, (index[g.layer],), g.net, rules.graphic_clearance or None))
     return items
 
 
-def holes(board: Board) -> list[tuple[BaseGeometry, bool]]:
-    """Every drilled hole, with whether it is plated (plated holes sit inside their own pad or via copper)."""
-    out = [(pad.hole, bool(pad.layers)) for pad in board.pads if pad.hole is not None]
-    out += [(circle(v.x, v.y, v.drill / 2), True) for v in board.vias]
+@dataclass
+class Hole:
+    geom: BaseGeometry
+    plated: bool              # plated holes sit inside their own pad or via copper
+    net: int
+    clearance: float | None = None     # its pad's own clearance
+
+
+def holes(board: Board) -> list[Hole]:
+    """Every drilled hole."""
+    out = [Hole(pad.hole, bool(pad.layers), pad.net, pad.clearance) for pad in board.pads if pad.hole is not None]
+    out += [Hole(circle(v.x, v.y, v.drill / 2), True, v.net) for v in board.vias]
     return out
 
 
@@ -88,30 +96,31 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
     track = np.full((L, R, C), FREE, dtype=np.int32)
     via = np.full((R, C), FREE, dtype=np.int32)
     half_w, via_r = cls.track_width / 2, cls.via_diameter / 2
-    outer = {0, L - 1}
     per_layer: dict[int, list] = {l: [] for l in range(L)}
     for item in items:
-        other = rules.for_net(item.net).clearance if item.net else cls.clearance
-        gap = max(cls.clearance, other)
+        gap = max(cls.clearance, rules.clearance_of(item.net, item.clearance))
         who = item.net if item.net else HARD
-        grown: dict[float, BaseGeometry] = {}
+        grown = grow(item.geom, gap + half_w + margin)
         for l in item.layers:
-            reach = max(gap, item.mask_margin if l in outer else 0.0) + half_w + margin
-            if reach not in grown:
-                grown[reach] = grow(item.geom, reach)
-            stamp(track[l], lattice, grown[reach], who)
-            per_layer[l].append((grown[reach], who))
-        stamp(via, lattice, grow(item.geom, gap + via_r + margin), who)
+            stamp(track[l], lattice, grown, who)
+            per_layer[l].append((grown, who))
+        # a via keeps its copper `gap` from other copper, and its hole the board's hole clearance
+        stamp(via, lattice, grow(item.geom, max(gap + via_r, rules.hole_clearance + cls.via_drill / 2) + margin), who)
     hole_gap_via = max(rules.hole_to_hole + cls.via_drill / 2, rules.hole_clearance + via_r) + margin
-    hole_gap_track = max(rules.hole_clearance, cls.clearance) + half_w + margin
-    for hole, plated in hole_list:
-        stamp(via, lattice, grow(hole, hole_gap_via), HARD)
-        if plated:
-            continue        # copper clearance to the surrounding pad or via already keeps tracks away
-        grown = grow(hole, hole_gap_track)
+    for hole in hole_list:
+        stamp(via, lattice, grow(hole.geom, hole_gap_via), HARD)
+        # copper keeps the hole clearance from another net's hole, and its own clearance from an unplated one
+        who = hole.net if hole.plated and hole.net else HARD
+        own = hole.clearance or 0.0          # KiCad holds a pad's own clearance to its hole too
+        grown = grow(hole.geom, max(rules.hole_clearance, own, 0.0 if hole.plated else cls.clearance) + half_w + margin)
         for l in range(L):
-            stamp(track[l], lattice, grown, HARD)
-            per_layer[l].append((grown, HARD))
+            stamp(track[l], lattice, grown, who)
+            per_layer[l].append((grown, who))
+    index = {name: i for i, name in enumerate(board.copper_layers)}
+    for opening in board.mask_openings:       # copper bared beside another net's pad would bridge to it
+        grown, who = grow(opening.outline, half_w + margin), opening.net or HARD
+        stamp(track[index[opening.layer]], lattice, grown, who)
+        per_layer[index[opening.layer]].append((grown, who))
     for k in board.keepouts:
         layers = [board.copper_layers.index(n) for n in k.layers]
         if k.no_tracks:
@@ -143,7 +152,7 @@ class Obstacles:
 
     def __init__(self, board: Board, rules: DesignRules, lattice: Lattice, margin: float):
         self.board, self.rules, self.lattice, self.margin = board, rules, lattice, margin
-        self.items, self.holes = copper_items(board), holes(board)
+        self.items, self.holes = copper_items(board, rules), holes(board)
         self.profiles: dict[NetClassRules, Profile] = {}
 
     def __getitem__(self, cls: NetClassRules) -> Profile:

@@ -29,9 +29,13 @@ def class_radii(cls, rules, margin: float) -> Radii:
     w_max = max(c.track_width for c in rules.classes.values())
     via_max = max(c.via_diameter for c in rules.classes.values())
     drill_max = max(c.via_drill for c in rules.classes.values())
-    via_via = max(cls.via_diameter / 2 + clr + via_max / 2, cls.via_drill / 2 + rules.hole_to_hole + drill_max / 2)
-    return Radii(cls.track_width + clr + margin, cls.track_width / 2 + clr + via_max / 2 + margin,
-                 cls.via_diameter / 2 + clr + w_max / 2 + margin, via_via + margin)
+    via_via = max(cls.via_diameter / 2 + clr + via_max / 2, cls.via_drill / 2 + rules.hole_to_hole + drill_max / 2,
+                  cls.via_drill / 2 + rules.hole_clearance + via_max / 2, cls.via_diameter / 2 + rules.hole_clearance
+                  + drill_max / 2)
+    # a via's copper keeps the clearance from a track, and its hole the hole clearance
+    via_reach = max(cls.via_diameter / 2 + clr, cls.via_drill / 2 + rules.hole_clearance)
+    track_reach = max(cls.track_width / 2 + clr + via_max / 2, cls.track_width / 2 + rules.hole_clearance + drill_max / 2)
+    return Radii(cls.track_width + clr + margin, track_reach + margin, via_reach + w_max / 2 + margin, via_via + margin)
 
 
 Stub = tuple[int, tuple[float, float], tuple[float, float]]      # layer, point on the pad, lattice node (mm)

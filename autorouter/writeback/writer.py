@@ -1,20 +1,22 @@
 """Insert new tracks and vias into the board's original text; every other byte stays as it was.
 
-The items go right after the closing parenthesis of the file's last top-level item, with nothing between them, so
-that removing them (as KiCad's judge does, item by item) gives back the input byte for byte. The output is written to
+The items go right after the closing parenthesis of the file's last top-level item, each right after the one before:
+whitespace between two items would stay behind when they are removed, so with nothing between them, removing them
+(as KiCad's judge does, item by item) gives back the input byte for byte. Inside an item, its parts sit on lines of
+their own, as KiCad writes them. The output is written to
 a temporary file beside the target and renamed over it: a crash never leaves half a board.
 """
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import uuid
 from pathlib import Path
 
+from ..board import versions
 from ..board.model import Track, Via
 
-UUID_SINCE = 20240108          # KiCad 8 writes (uuid ...); earlier versions (tstamp ...)
-NET_NAMES_SINCE = 20250000     # KiCad 10 names nets on items instead of numbering them
 NAMESPACE = uuid.UUID("6f1c1bd2-6ad1-4c55-9a41-3c0d1b5e7a10")
 
 
@@ -28,30 +30,38 @@ def quote(s: str) -> str:
 
 
 class ItemFormatter:
-    def __init__(self, version: int, net_names: dict[int, str]):
+    """Items as KiCad 8 and later write them: the head, then each part on a line of its own one level deeper, then
+    the closing parenthesis on a line of its own, in the file's own indentation and line ends. KiCad refuses a line
+    of over a million characters, so a board with many new items must not get them on one line."""
+
+    def __init__(self, version: int, net_names: dict[int, str], indent: str = "\t", newline: str = "\n"):
         self.version = version
         self.net_names = net_names
+        self.indent, self.newline = indent, newline
         self.count = 0
 
     def ident(self, text: str) -> str:
         self.count += 1
         value = uuid.uuid5(NAMESPACE, f"{self.count}:{text}")
-        return f'(uuid "{value}")' if self.version >= UUID_SINCE else f"(tstamp {value})"
+        return f'(uuid "{value}")' if versions.uses_uuid(self.version) else f"(tstamp {value})"
 
     def net(self, number: int) -> str:
-        if self.version >= NET_NAMES_SINCE:
+        if versions.names_nets(self.version):
             return f"(net {quote(self.net_names.get(number, ''))})"
         return f"(net {number})"
 
+    def block(self, head: str, parts: list[str]) -> str:
+        parts.append(self.ident(" ".join([head] + parts)))
+        inner = self.newline + self.indent * 2
+        return f"({head}{inner}{inner.join(parts)}{self.newline}{self.indent})"
+
     def segment(self, t: Track) -> str:
-        body = (f"(segment (start {mm(t.start[0])} {mm(t.start[1])}) (end {mm(t.end[0])} {mm(t.end[1])}) "
-                f"(width {mm(t.width)}) (layer {quote(t.layer)}) {self.net(t.net)}")
-        return f"{body} {self.ident(body)})"
+        return self.block("segment", [f"(start {mm(t.start[0])} {mm(t.start[1])})", f"(end {mm(t.end[0])} {mm(t.end[1])})",
+                                      f"(width {mm(t.width)})", f"(layer {quote(t.layer)})", self.net(t.net)])
 
     def via(self, v: Via) -> str:
-        body = (f"(via (at {mm(v.x)} {mm(v.y)}) (size {mm(v.diameter)}) (drill {mm(v.drill)}) "
-                f"(layers {quote(v.layers[0])} {quote(v.layers[-1])}) {self.net(v.net)}")
-        return f"{body} {self.ident(body)})"
+        return self.block("via", [f"(at {mm(v.x)} {mm(v.y)})", f"(size {mm(v.diameter)})", f"(drill {mm(v.drill)})",
+                                  f"(layers {quote(v.layers[0])} {quote(v.layers[-1])})", self.net(v.net)])
 
 
 def insertion_point(text: str) -> int:
@@ -62,9 +72,15 @@ def insertion_point(text: str) -> int:
     return len(text[:end - 1].rstrip())
 
 
+def layout(text: str) -> tuple[str, str]:
+    """The file's indentation of a top-level item (a tab since KiCad 8, two spaces before) and its line end."""
+    m = re.search(r"\n([ \t]+)\(", text)
+    return (m.group(1) if m else "\t"), ("\r\n" if "\r\n" in text[:10000] else "\n")
+
+
 def with_items(text: str, version: int, net_names, tracks, vias) -> str:
     """The board text with the tracks and vias inserted (see the module docstring for where and why)."""
-    fmt = ItemFormatter(version, net_names)
+    fmt = ItemFormatter(version, net_names, *layout(text))
     items = "".join([fmt.segment(t) for t in tracks] + [fmt.via(v) for v in vias])
     at = insertion_point(text)
     return text[:at] + items + text[at:]
