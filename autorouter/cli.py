@@ -145,6 +145,7 @@ def run_route(args, err) -> int:
     from .pipeline import make_search_engine, route
     from .render import render
     from .report import Progress, render_summary, summary
+    from .zones import predict as predict_fill
     from .writeback import with_items, write_atomic
 
     config = load_config(args.config, backend=args.backend, time_limit=args.time_limit, pitch=args.pitch)
@@ -194,7 +195,8 @@ def run_route(args, err) -> int:
         written = str(out)
     if preview is not None and written:
         t0 = time.monotonic()
-        render(board, preview, result.tracks, result.vias)
+        render(board, preview, result.tracks, result.vias,
+               pieces=predict_fill(board, rules, result.tracks, result.vias))
         result.timings["picture"] = time.monotonic() - t0
     info = summary(board, rules, result, report, written, time.monotonic() - started, interrupted)
     info["preview"] = str(preview) if preview is not None and written else None
@@ -217,13 +219,17 @@ def picture_path(name: str) -> Path:
 
 def run_render(args, err) -> int:
     from .board import load_board
+    from .board.rules import load_rules
+    from .config import RouterConfig
     from .render import render
+    from .zones import predict as predict_fill
 
     if args.width < 16 or args.width > 20000:
         raise UsageError(f"--width {args.width}: must be between 16 and 20000 pixels")
     out = picture_path(args.output)
     board = load_board(args.board)
-    render(board, out, width=args.width, svg=True if args.svg else None)
+    pieces = predict_fill(board, load_rules(board, RouterConfig()))
+    render(board, out, width=args.width, svg=True if args.svg else None, pieces=pieces)
     err.print(f"written: {out}", highlight=False)
     return EXIT_OK
 

@@ -2,9 +2,10 @@
 route, pads, the design rules in force per net class, the board's size, and the lattice and memory it would use."""
 from __future__ import annotations
 
-from .check.drc import board_items, connected_groups
+from .board.connectivity import pad_groups
 from .lattice import choose_pitch, make_lattice
 from .pipeline import auto_pitch
+from .zones import predict
 
 # Per lattice node while routing: occupancy and history (int32 + float32) and the routed-node count (int32), plus
 # one owner map (int32) per net class; on the GPU the same arrays live on the device.
@@ -14,7 +15,7 @@ BYTES_PER_NODE_PER_CLASS = 4
 
 def board_info(board, rules, config) -> dict:
     x0, y0, x1, y1 = board.outline.bounds
-    groups = connected_groups(board_items(board))
+    groups = pad_groups(board, pieces=predict(board, rules))
     pads_on_nets = sum(1 for p in board.pads if p.net)
     pitch = config.pitch or choose_pitch(board.outline.bounds, len(board.copper_layers), auto_pitch(rules, config),
                                          config)

@@ -70,6 +70,7 @@ class Keepout:
     layers: tuple[str, ...]
     no_tracks: bool
     no_vias: bool
+    no_pour: bool = False            # zones are not filled inside it
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,7 @@ def read_zone(z: list, copper: list[str], nets: "NetTable", zones: list, keepout
     rules = node(z, "keepout")
     if rules is not None:
         keepouts.append(Keepout(shape, layers, word(rules, "tracks") == "not_allowed",
-                                word(rules, "vias") == "not_allowed"))
+                                word(rules, "vias") == "not_allowed", word(rules, "copperpour") == "not_allowed"))
         return
     connect, fill = node(z, "connect_pads"), node(z, "fill")
     mode = next((a for a in atoms(connect) if isinstance(a, str)), None)

@@ -5,7 +5,7 @@ finds: clearance to every other net's copper (the larger of the two items' clear
 overrides its class), hole_clearance (copper to another net's hole), copper_edge_clearance, hole_to_hole,
 solder_mask_bridge (an outer-layer track under another net's solder-mask opening), track_dangling (a new track
 end that touches nothing of its net). And counts, per net, the pad groups that copper does not yet join
-(unrouted connections). Zone fills are not copper here: KiCad refills zones after routing.
+(unrouted connections), with the zone fills KiCad's refill will make (zones.predict) as copper.
 """
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ import shapely
 from shapely.geometry import Point
 from shapely.strtree import STRtree
 
+from ..board.connectivity import pad_groups
 from ..board.geometry import circle, track_body
 from ..board.model import Board
+from ..zones import predict
 
 TOLERANCE = 1e-4     # mm: below KiCad's own resolution of interest, above float noise
 
@@ -91,7 +93,7 @@ def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = Fals
     hole_violations(rules, items, report)
     mask_violations(board, items, report)
     dangling_violations(board, items, report)
-    report.unrouted = unrouted(board, items)
+    report.unrouted = unrouted(board, rules, new_tracks, new_vias)
     return report
 
 
@@ -215,38 +217,8 @@ def dangling_violations(board, items, report) -> None:
                                                    f"{name(board, it)}: an end touches nothing of its net"))
 
 
-def unrouted(board: Board, items: list[Item]) -> dict[str, int]:
-    """Per net: pad groups that the net's copper does not join, minus one."""
-    return {board.net_name(net): len(groups) - 1 for net, groups in connected_groups(items).items() if len(groups) > 1}
-
-
-def connected_groups(items: list[Item]) -> dict[int, list[list[int]]]:
-    """Per net with two or more pads: its pads (item indices) grouped by the copper that joins them."""
-    out = {}
-    by_net: dict[int, list[int]] = {}
-    for i, it in enumerate(items):
-        if it.net and it.kind in ("pad", "track", "via"):
-            by_net.setdefault(it.net, []).append(i)
-    for net, members in by_net.items():
-        pads = [i for i in members if items[i].kind == "pad"]
-        if len(pads) < 2:
-            continue
-        parent = {i: i for i in members}
-
-        def root(i):
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
-        geoms = [items[i].geom for i in members]
-        a, b = STRtree(geoms).query(geoms, predicate="intersects")
-        for ka, kb in zip(a.tolist(), b.tolist()):
-            ia, ib = members[ka], members[kb]
-            if ka < kb and items[ia].layers & items[ib].layers:
-                parent[root(ia)] = root(ib)
-        groups: dict[int, list[int]] = {}
-        for i in pads:
-            groups.setdefault(root(i), []).append(i)
-        out[net] = list(groups.values())
-    return out
+def unrouted(board: Board, rules, new_tracks=(), new_vias=()) -> dict[str, int]:
+    """Per net: pad groups that its copper, and the zone fills KiCad will make around it, do not join, minus one."""
+    pieces = predict(board, rules, new_tracks, new_vias)
+    return {board.net_name(net): len(groups) - 1
+            for net, groups in pad_groups(board, new_tracks, new_vias, pieces).items() if len(groups) > 1}

@@ -4,7 +4,8 @@ For each profile, `track_owner[l, r, c]` says who may put a track centre-line on
 FREE (-1) anyone, HARD (-2) nobody, n >= 0 only net n (the node is near net n's own copper). `via_owner[r, c]`
 says the same for a through via at (r, c), which spans every layer. Inflation: clearance (the larger of the two
 nets') plus half the track width or the via radius, plus config.clearance_margin. The board edge, keepouts, copper
-text and graphics, holes and pads of no net are HARD.
+text and graphics, holes and pads of no net are HARD. Solder-mask openings of other nets' pads keep tracks out on
+the outer layers, and the thermal spokes that connect pads to zones keep other nets away.
 """
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def stamp(owner: np.ndarray, lattice: Lattice, region: BaseGeometry, who: int) -
 
 
 def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice: Lattice, items, hole_list,
-                  margin: float) -> Profile:
+                  margin: float, guards=()) -> Profile:
     L, R, C = lattice.shape
     track = np.full((L, R, C), FREE, dtype=np.int32)
     via = np.full((R, C), FREE, dtype=np.int32)
@@ -117,6 +118,11 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
             stamp(track[l], lattice, grown, who)
             per_layer[l].append((grown, who))
     index = {name: i for i, name in enumerate(board.copper_layers)}
+    for area, layer, net in guards:           # thermal spokes that must keep reaching their zone's fill
+        grown = grow(area, half_w + margin)
+        stamp(track[index[layer]], lattice, grown, net)
+        per_layer[index[layer]].append((grown, net))
+        stamp(via, lattice, grow(area, via_r + margin), net)
     for opening in board.mask_openings:       # copper bared beside another net's pad would bridge to it
         grown, who = grow(opening.outline, half_w + margin), opening.net or HARD
         stamp(track[index[opening.layer]], lattice, grown, who)
@@ -150,17 +156,18 @@ def block_outside(owner: np.ndarray, lattice: Lattice, allowed: BaseGeometry) ->
 class Obstacles:
     """Profiles built on first use, one per set of class rules (a necked-down class gets its own)."""
 
-    def __init__(self, board: Board, rules: DesignRules, lattice: Lattice, margin: float):
-        self.board, self.rules, self.lattice, self.margin = board, rules, lattice, margin
+    def __init__(self, board: Board, rules: DesignRules, lattice: Lattice, margin: float, guards=()):
+        self.board, self.rules, self.lattice, self.margin, self.guards = board, rules, lattice, margin, list(guards)
         self.items, self.holes = copper_items(board, rules), holes(board)
         self.profiles: dict[NetClassRules, Profile] = {}
 
     def __getitem__(self, cls: NetClassRules) -> Profile:
         if cls not in self.profiles:
             self.profiles[cls] = build_profile(self.board, self.rules, cls, self.lattice, self.items, self.holes,
-                                               self.margin)
+                                               self.margin, self.guards)
         return self.profiles[cls]
 
 
-def build_obstacles(board: Board, rules: DesignRules, lattice: Lattice, margin: float) -> Obstacles:
-    return Obstacles(board, rules, lattice, margin)
+def build_obstacles(board: Board, rules: DesignRules, lattice: Lattice, margin: float, guards=()) -> Obstacles:
+    """guards: (area, layer, net) that only that net may use (zones.spoke_guards)."""
+    return Obstacles(board, rules, lattice, margin, guards)

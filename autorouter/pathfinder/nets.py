@@ -1,13 +1,12 @@
-"""What there is to route: per net, its pins (pads already joined by existing copper form one pin), their portals,
-and the order in which they join the net (breadth-first over the Borůvka tree)."""
+"""What there is to route: per net, its pins (pads already joined by existing copper or a zone's fill form one pin),
+their portals, and the order in which they join the net (breadth-first over the Borůvka tree)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from shapely.strtree import STRtree
 
-from ..board.geometry import circle
+from ..board.connectivity import pad_groups
 from ..board.model import Board, Pad
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
@@ -35,32 +34,6 @@ class NetTask:
     @property
     def connections(self) -> int:
         return max(0, len(self.pins) - 1)
-
-
-def pad_clusters(board: Board, net: int, pads: list[Pad]) -> list[list[Pad]]:
-    """Group the net's pads that existing tracks and vias already join (all in one group per copper island)."""
-    tracks = [t for t in board.tracks if t.net == net]
-    vias = [v for v in board.vias if v.net == net]
-    if not tracks and not vias:
-        return [[p] for p in pads]
-    shapes = [p.outline for p in pads] + [t.body() for t in tracks] + [circle(v.x, v.y, v.diameter / 2) for v in vias]
-    layers = [set(p.layers) for p in pads] + [{t.layer} for t in tracks] + [set(v.layers) for v in vias]
-    parent = list(range(len(shapes)))
-
-    def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    a, b = STRtree(shapes).query(shapes, predicate="intersects")
-    for i, j in zip(a.tolist(), b.tolist()):
-        if i < j and layers[i] & layers[j]:
-            parent[root(i)] = root(j)
-    groups: dict[int, list[Pad]] = {}
-    for i, pad in enumerate(pads):
-        groups.setdefault(root(i), []).append(pad)
-    return list(groups.values())
 
 
 def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, layer_index, lattice, config):
@@ -94,16 +67,17 @@ def spanning_tree(n: int, u, v, w, on_gpu: bool) -> np.ndarray:
 
 
 def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: Lattice, config,
-                only: set[str] | None = None, on_gpu: bool = False) -> list[NetTask]:
+                only: set[str] | None = None, on_gpu: bool = False, pieces=(), tracks=(), vias=()) -> list[NetTask]:
+    """One task per net whose pads are not yet one group: groups of pads that the board's tracks and vias (and the
+    given new ones), or the zone fills KiCad will make (pieces), already join are one pin each."""
     layer_index = {name: i for i, name in enumerate(board.copper_layers)}
     tasks = []
     names = board.net_names
-    for net, pads in sorted(board.pads_by_net().items()):
+    for net, groups in sorted(pad_groups(board, tracks, vias, pieces).items()):
         name = names.get(net, str(net))
         if only is not None and name not in only:
             continue
-        pads = [p for p in pads if p.layers]
-        clusters = pad_clusters(board, net, pads)
+        clusters = [[board.pads[i] for i in group] for group in groups]
         if len(clusters) < 2:
             continue
         points = np.array([(p.x, p.y) for group in clusters for p in group])

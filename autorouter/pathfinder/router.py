@@ -29,6 +29,7 @@ class Negotiation:
     dropped: list[int] = field(default_factory=list)       # nets left unrouted because of congestion
     stopped_early: str = ""                                # why the loop ended before converging
     search_seconds: float = 0.0                            # of the whole, waiting for the search engine
+    context: "Context | None" = field(default=None, repr=False)   # the prices and occupancy it ended with
 
 
 @dataclass
@@ -98,7 +99,29 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     dropped = drop_conflicts(tasks, routes, occ, radii)
     if dropped:
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
-    return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds)
+    return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds, ctx)
+
+
+def reconnect(tasks: list[NetTask], outcome: Negotiation) -> None:
+    """Join what is still apart in nets already routed (pads a zone's fill no longer joins once the other nets' tracks
+    cut it): each task's connections are searched with every other net's cover as a wall, so whatever is found is
+    legal, and added to the net's route."""
+    ctx = outcome.context
+    ctx.strict = True
+    for t in tasks:
+        if ctx.should_stop():
+            break
+        new = route_batch([t], ctx)[0]
+        route = outcome.routes.setdefault(t.net, NetRoute())
+        route.failed += new.failed
+        if not new.connections:
+            continue
+        ctx.occ.add(route, -1)
+        for conn in new.connections:
+            route.add(conn)
+        ctx.occ.footprint(route, class_radii(t.rules, ctx.rules, ctx.config.clearance_margin))
+        ctx.occ.add(route, +1)
+    ctx.strict = False
 
 
 def repair(tasks: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, radii, ctx: Context) -> None:

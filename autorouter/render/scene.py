@@ -12,7 +12,7 @@ import shapely
 from shapely.geometry.base import BaseGeometry
 
 from ..board.geometry import circle, track_body
-from ..check.drc import board_items, connected_groups
+from ..board.connectivity import pad_groups
 from ..mst import boruvka, complete_edges
 
 BACKGROUND = (0, 16, 35)
@@ -61,7 +61,7 @@ class Scene:
         return x0 - pad, y0 - pad, x1 - x0 + 2 * pad, y1 - y0 + 2 * pad
 
 
-def build_scene(board, new_tracks=(), new_vias=()) -> Scene:
+def build_scene(board, new_tracks=(), new_vias=(), pieces=()) -> Scene:
     """The board with its existing copper and the given new tracks and vias."""
     copper = board.copper_layers
     layers = {name: Layer(name, layer_colour(name, copper)) for name in copper}
@@ -81,22 +81,20 @@ def build_scene(board, new_tracks=(), new_vias=()) -> Scene:
     x0, y0, x1, y1 = board.outline.bounds
     return Scene(bounds=(x0, y0, x1, y1), layers=[layers[name] for name in reversed(copper)],
                  through_pads=through,                  vias=[circle(v.x, v.y, v.diameter / 2) for v in vias], holes=holes,
-                 outline=board.outline.boundary, airwires=airwires(board, new_tracks, new_vias))
+                 outline=board.outline.boundary, airwires=airwires(board, new_tracks, new_vias, pieces))
 
 
-def airwires(board, new_tracks=(), new_vias=()) -> list:
+def airwires(board, new_tracks=(), new_vias=(), pieces=()) -> list:
     """For each net, the shortest lines that would join its still separate groups of pads (a spanning tree over
-    the groups), drawn between the nearest pads of two groups, as pcbnew's ratsnest does."""
-    items = board_items(board, new_tracks, new_vias)
+    the groups), drawn between the nearest pads of two groups, as pcbnew's ratsnest does. pieces: zone fills."""
     lines = []
-    for pads in connected_groups(items).values():
-        if len(pads) < 2:
+    for groups in pad_groups(board, new_tracks, new_vias, pieces).values():
+        if len(groups) < 2:
             continue
-        centres = [(items[i].geom.centroid.x, items[i].geom.centroid.y) for group in pads for i in group]
-        labels = np.repeat(np.arange(len(pads)), [len(g) for g in pads])
-        points = np.asarray(centres)
+        points = np.array([(board.pads[i].x, board.pads[i].y) for group in groups for i in group])
+        labels = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
         u, v, w = complete_edges(points, labels)
-        for e in np.asarray(boruvka(len(pads), u, v, w)).tolist():
+        for e in np.asarray(boruvka(len(groups), u, v, w)).tolist():
             a, b = np.flatnonzero(labels == u[e]), np.flatnonzero(labels == v[e])
             d = np.hypot(*(points[a][:, None, :] - points[b][None, :, :]).transpose(2, 0, 1))
             i, j = np.unravel_index(int(np.argmin(d)), d.shape)

@@ -29,10 +29,12 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[
     """The routes as board items: tracks of the net class width, through vias of the net class size."""
     tracks: list[Track] = []
     vias: list[Via] = []
+    done: set[int] = set()
     for task in tasks:
         route = routes.get(task.net)
-        if route is None:
+        if route is None or task.net in done:      # a net may have two tasks (zones cut apart): one route
             continue
+        done.add(task.net)
         width = task.rules.track_width
         seen: set = set()
 

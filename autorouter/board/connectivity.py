@@ -1,0 +1,57 @@
+"""Which pads copper already joins: per net, groups of pads connected through tracks, vias and zone fills that touch
+on a shared layer. Pads are given by their index in board.pads."""
+from __future__ import annotations
+
+import numpy as np
+from shapely.strtree import STRtree
+
+from .geometry import circle, track_body
+from .model import Board
+
+
+def pad_groups(board: Board, tracks=(), vias=(), pieces=()) -> dict[int, list[list[int]]]:
+    """Per net with pads: its pads grouped by the copper that joins them. tracks and vias: besides the board's own;
+    pieces: zone fills (zones.Piece), each joining the pads it lists and any copper of its net it touches."""
+    geoms, nets, layers, pads = [], [], [], []
+    for i, p in enumerate(board.pads):
+        if p.net and p.layers:
+            geoms.append(p.outline), nets.append(p.net), layers.append(frozenset(p.layers)), pads.append(i)
+    first_other = len(geoms)
+    for t in list(board.tracks) + list(tracks):
+        if t.net:
+            geoms.append(track_body(t)), nets.append(t.net), layers.append(frozenset([t.layer]))
+    for v in list(board.vias) + list(vias):
+        if v.net:
+            geoms.append(circle(v.x, v.y, v.diameter / 2)), nets.append(v.net), layers.append(frozenset(v.layers))
+    first_piece = len(geoms)
+    for piece in pieces:
+        geoms.append(piece.shape), nets.append(piece.net), layers.append(frozenset([piece.layer]))
+    parent = np.arange(len(geoms))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = int(parent[i])
+        return i
+
+    def join(i: int, j: int) -> None:
+        a, b = root(i), root(j)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+
+    if geoms:
+        net_of = np.array(nets)
+        a, b = STRtree(geoms).query(geoms[:first_piece], predicate="intersects")
+        keep = (a < b) & (net_of[a] == net_of[b])
+        for i, j in zip(a[keep].tolist(), b[keep].tolist()):
+            if layers[i] & layers[j] and (j < first_piece or i >= first_other):
+                join(i, j)                     # a fill joins copper it touches, but pads only as it says
+    pad_row = {pad: k for k, pad in enumerate(pads)}
+    for k, piece in enumerate(pieces):
+        for pad in piece.pads:
+            if pad in pad_row:
+                join(first_piece + k, pad_row[pad])
+    groups: dict[int, dict[int, list[int]]] = {}
+    for k, pad in enumerate(pads):
+        groups.setdefault(nets[k], {}).setdefault(root(k), []).append(pad)
+    return {net: list(by_root.values()) for net, by_root in groups.items()}

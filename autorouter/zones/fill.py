@@ -1,0 +1,242 @@
+"""What KiCad's zone fill will connect, predicted with exact geometry, as the user gets it after pressing B.
+
+Per zone and copper layer, as KiCad's ZONE_FILLER builds it: the zone's area within the board, less every other
+net's copper grown by the clearance (the larger of the zone's and the item's), less unplated holes and pour
+keep-outs and the areas of other nets' zones of higher priority, less a thermal gap around its own net's pads that
+connect by thermal relief; then opened by the zone's minimum thickness (parts narrower vanish). Each remaining
+piece joins the pads it touches: a solidly connected pad by overlap, a thermally relieved one by a spoke (KiCad's
+four spokes from the pad's centre past the gap) whose end lies in the piece; and the tracks and vias of its net.
+
+The prediction errs on the side of fewer connections (a little more is knocked out than KiCad knocks out), so a
+connection it counts is one KiCad makes; a connection it misses is routed with a track.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import shapely
+from shapely import affinity
+from shapely.geometry import Point, Polygon
+from shapely.geometry.base import BaseGeometry
+from shapely.strtree import STRtree
+
+from ..board.geometry import QUAD_SEGS, ROUND_OUT, circle, grow, place, track_body
+from ..board.model import Board, Pad, Zone
+
+MARGIN = 0.01            # mm more knocked out than KiCad does, and less left of a spoke's end
+
+
+@dataclass
+class Piece:
+    """One connected part of a zone's fill on one layer."""
+    net: int
+    layer: str
+    shape: BaseGeometry
+    pads: list[int] = field(default_factory=list)        # indices into board.pads joined through it
+    spokes: list[tuple[int, Polygon, Point]] = field(default_factory=list)   # (pad, body, end): spokes ending in it
+    zone: int = -1
+
+
+def connection(pad: Pad, zone: Zone) -> str:
+    """none, thermal or solid: the pad's own setting (or its footprint's), else the zone's. KiCad's "thermal
+    reliefs for through-hole pads only" connects the others solidly."""
+    mode = pad.zone_connection or zone.pad_connection
+    if mode == "thru_hole_only":
+        return "thermal" if pad.drill > 0 else "solid"
+    return mode
+
+
+def spokes(pad: Pad, zone: Zone) -> list[tuple[Polygon, Point]]:
+    """KiCad's thermal spokes of a pad into a zone: (body, test point at its outer end), in board coordinates.
+    Four spokes from the centre of the pad's shape to just past its bounding box grown by the thermal gap and half
+    the zone's minimum thickness, in the pad's frame, turned by the spoke angle (45 degrees for a round pad)."""
+    gap = pad.thermal_gap if pad.thermal_gap is not None else zone.thermal_gap
+    local = affinity.translate(affinity.rotate(pad.outline, pad.angle, origin=(pad.x, pad.y)), -pad.x, -pad.y)
+    x0, y0, x1, y1 = local.bounds
+    width = min(pad.thermal_width if pad.thermal_width is not None else zone.thermal_width, x1 - x0, y1 - y0)
+    if width < zone.min_thickness:
+        return []
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    grow_by = gap + zone.min_thickness / 2
+    hx, hy = (x1 - x0) / 2 + grow_by, (y1 - y0) / 2 + grow_by
+    round_pad = pad.shape == "circle" or (pad.shape == "oval" and abs((x1 - x0) - (y1 - y0)) < 1e-6)
+    angle = pad.thermal_angle if pad.thermal_angle is not None else (45.0 if round_pad else 90.0)
+    out = []
+    for k in range(4):
+        a = math.radians(angle + 90 * k)
+        dx, dy = math.cos(a), -math.sin(a)             # KiCad's y points down
+        reach = min(hx / abs(dx) if abs(dx) > 1e-9 else math.inf, hy / abs(dy) if abs(dy) > 1e-9 else math.inf)
+        if round_pad:
+            reach = hx
+        ex, ey = cx + dx * reach, cy + dy * reach
+        px, py = -dy * width / 2, dx * width / 2
+        body = Polygon([(cx + px, cy + py), (cx - px, cy - py), (ex - px, ey - py), (ex + px, ey + py)])
+        out.append((place(body, pad.x, pad.y, pad.angle), place(Point(ex, ey), pad.x, pad.y, pad.angle)))
+    return out
+
+
+class Copper:
+    """Every copper item of the board (and the new tracks and vias) per layer, with its net and clearance, in an
+    R-tree for the zones to query."""
+
+    def __init__(self, board: Board, rules, tracks=(), vias=()):
+        index = {name: i for i, name in enumerate(board.copper_layers)}
+        geoms, nets, layers, clearances, kinds = [], [], [], [], []
+
+        def add(geom, net, on, clearance, kind):
+            for layer in on:
+                geoms.append(geom)
+                nets.append(net)
+                layers.append(index[layer])
+                clearances.append(clearance)
+                kinds.append(kind)
+
+        for i, p in enumerate(board.pads):
+            if p.layers:
+                add(p.outline, p.net, p.layers, rules.clearance_of(p.net, p.clearance), ("pad", i))
+            elif p.hole is not None:
+                add(p.hole, 0, board.copper_layers, max(rules.hole_clearance, p.clearance or 0.0), ("hole", i))
+        for t in list(board.tracks) + list(tracks):
+            add(track_body(t), t.net, (t.layer,), rules.clearance_of(t.net), ("track", -1))
+        for v in list(board.vias) + list(vias):
+            add(circle(v.x, v.y, v.diameter / 2), v.net, v.layers, rules.clearance_of(v.net), ("via", -1))
+        for g in board.graphics:
+            add(g.outline, g.net, (g.layer,), rules.clearance_of(g.net, rules.graphic_clearance or None),
+                ("graphic", -1))
+        self.geoms = np.array(geoms, dtype=object)
+        self.nets = np.array(nets, dtype=np.int64)
+        self.layers = np.array(layers, dtype=np.int64)
+        self.clearances = np.array(clearances, dtype=float)
+        self.kinds = kinds
+        self.tree = STRtree(self.geoms) if geoms else None
+        self._grown: dict[float, dict[int, BaseGeometry]] = {}
+        self.zone_tree = STRtree([z.outline for z in board.zones]) if board.zones else None
+
+    def grown(self, items: np.ndarray, clearance: float) -> list[BaseGeometry]:
+        """The items grown by the larger of `clearance` and their own, remembered: zones share their items."""
+        cache = self._grown.setdefault(clearance, {})
+        todo = np.array([h for h in items.tolist() if h not in cache], dtype=np.int64)
+        if todo.size:
+            reach = (np.maximum(self.clearances[todo], clearance) + MARGIN) * ROUND_OUT
+            for h, g in zip(todo.tolist(), shapely.buffer(self.geoms[todo], reach, quad_segs=QUAD_SEGS)):
+                cache[h] = g
+        return [cache[h] for h in items.tolist()]
+
+    def zones_near(self, area: BaseGeometry) -> list[int]:
+        return self.zone_tree.query(area, predicate="dwithin", distance=1.0).tolist() if self.zone_tree else []
+
+    def near(self, area: BaseGeometry, layer: int, reach: float) -> np.ndarray:
+        if self.tree is None:
+            return np.zeros(0, np.int64)
+        hits = self.tree.query(area, predicate="dwithin", distance=reach)
+        return hits[self.layers[hits] == layer]
+
+
+def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) -> tuple[BaseGeometry, list]:
+    """The predicted fill of one zone on one layer, and the thermally relieved pads in it with their spokes."""
+    zone = board.zones[zone_index]
+    li = board.copper_layers.index(layer)
+    area = zone.outline.intersection(grow(board.outline, -max(rules.edge_clearance, zone.clearance, MARGIN)))
+    if area.is_empty:
+        return area, []
+    reach = max(zone.clearance, float(copper.clearances.max(initial=0.0)), zone.thermal_gap) + MARGIN
+    hits = copper.near(area, li, reach)
+    cuts, rings, relieved, others = [], [], [], []
+    for h in hits.tolist():
+        net, (kind, i) = int(copper.nets[h]), copper.kinds[h]
+        if net == zone.net and net:
+            if kind != "pad":
+                continue                                   # its own tracks and vias merge with the fill
+            mode = connection(board.pads[i], zone)
+            if mode == "thermal":
+                pad = board.pads[i]
+                gap = pad.thermal_gap if pad.thermal_gap is not None else zone.thermal_gap
+                rings.append(grow(copper.geoms[h], gap + MARGIN))
+                relieved.append((i, spokes(pad, zone)))
+            elif mode == "none":
+                others.append(h)
+            continue
+        others.append(h)
+    cuts.extend(copper.grown(np.array(others, dtype=np.int64), zone.clearance))
+    for k in board.keepouts:
+        if k.no_pour and layer in k.layers:
+            cuts.append(k.outline)
+    for j in copper.zones_near(area):
+        other = board.zones[j]
+        if other.net != zone.net and layer in other.layers and other.priority > zone.priority:
+            cuts.append(grow(other.outline, zone.clearance + MARGIN))
+    blocked = shapely.union_all(cuts) if cuts else Polygon()
+    fill = area.difference(shapely.union_all([blocked] + rings))
+    half = zone.min_thickness / 2
+    if half > 0 and not fill.is_empty:
+        fill = fill.buffer(-(half + MARGIN), quad_segs=4).buffer(half, quad_segs=4)
+    # KiCad adds the spokes whose end lies in the fill, then cuts the other nets' clearances out again: a spoke
+    # through one is a stub that its DRC still counts as a spoke, but no connection
+    relieved = [(i, [(body, end, not body.intersects(blocked)) for body, end in pad_spokes])
+                for i, pad_spokes in relieved]
+    return fill, relieved
+
+
+def predict(board: Board, rules, tracks=(), vias=()) -> list[Piece]:
+    """The pieces of every zone's fill that join at least one pad, with the pads they join."""
+    copper = Copper(board, rules, tracks, vias)
+    pieces: list[Piece] = []
+    for zi, zone in enumerate(board.zones):
+        if not zone.net:
+            continue
+        for layer in zone.layers:
+            fill, relieved = zone_fill(board, rules, zi, layer, copper)
+            parts = [g for g in getattr(fill, "geoms", [fill]) if not g.is_empty and g.area > 0]
+            if not parts:
+                continue
+            tree = STRtree(parts)
+            joined: dict[int, set[int]] = {}
+            joined_by: dict[int, list] = {}
+            for i, pad_spokes in relieved:
+                for body, end, whole in pad_spokes:
+                    for p in tree.query(end, predicate="intersects").tolist():
+                        if parts[p].exterior.distance(end) > MARGIN:       # well inside, not on the edge
+                            joined_by.setdefault(p, []).append((i, body, end))
+                            if whole:
+                                joined.setdefault(p, set()).add(i)
+            li = board.copper_layers.index(layer)
+            solid = [h for h in copper.near(fill, li, 0.0).tolist()
+                     if copper.nets[h] == zone.net and copper.kinds[h][0] == "pad"
+                     and connection(board.pads[copper.kinds[h][1]], zone) == "solid"]
+            for h in solid:
+                for p in tree.query(copper.geoms[h], predicate="intersects").tolist():
+                    joined.setdefault(p, set()).add(copper.kinds[h][1])
+            for p in sorted(set(joined) | set(joined_by)):
+                pieces.append(Piece(zone.net, layer, parts[p], sorted(joined.get(p, ())), joined_by.get(p, []), zi))
+    return pieces
+
+
+SPOKES_KEPT = 2          # KiCad's default minimum of spokes a thermal relief needs (its starved_thermal check)
+
+
+def spoke_guards(board: Board, pieces: list[Piece]) -> list[tuple[BaseGeometry, str, int]]:
+    """(area, layer, net): where other nets' copper must not come, so that the spokes that connect a pad to a fill
+    today still connect it once routed: up to SPOKES_KEPT spokes a pad and layer, those farthest from other nets'
+    pads (the others are left to routing). The area holds the spoke past the pad and the fill it lands in (half the
+    zone's minimum thickness around its end), grown by the zone's clearance."""
+    pads = [p for p in board.pads if p.layers]
+    tree = STRtree([p.outline for p in pads]) if pads else None
+    guards = []
+    for piece in pieces:
+        zone = board.zones[piece.zone]
+        by_pad: dict[int, list] = {}
+        for i, body, end in piece.spokes:
+            by_pad.setdefault(i, []).append((body, end))
+        for i, spokes_of_pad in by_pad.items():
+            pad = board.pads[i]
+
+            def room(spoke):
+                near = tree.query(spoke[1], predicate="dwithin", distance=2.0) if tree else []
+                return min([pads[j].outline.distance(spoke[1]) for j in near if pads[j].net != pad.net] + [2.0])
+
+            for body, end in sorted(spokes_of_pad, key=room, reverse=True)[:SPOKES_KEPT]:
+                keep = body.difference(pad.outline).union(end.buffer(zone.min_thickness / 2 + MARGIN))
+                guards.append((grow(keep, zone.clearance + MARGIN), piece.layer, pad.net))
+    return guards
