@@ -26,6 +26,8 @@ class RouterConfig:
     clearance_margin: float = 0.01
     # Margin in mm around a connection's pins that bounds its region of interest (ROI); larger finds detours.
     roi_margin: float = 4.0
+    # Growth of a net's ROI margin after each PathFinder iteration that leaves it in conflict (1: never grows).
+    roi_growth: float = 1.5
     # Most nets searched together in one engine call; nets of one batch never share a region, so this only trades
     # memory for speed.
     batch_size: int = 16
@@ -44,6 +46,8 @@ class RouterConfig:
     # PathFinder: present-congestion factor of the first iteration, and its growth per iteration.
     pres_fac_initial: float = 0.5
     pres_fac_mult: float = 1.6
+    # PathFinder: the present-congestion factor stops growing here; history then does the rest.
+    pres_fac_max: float = 1000.0
     # PathFinder: history cost added per iteration to every overused node.
     hist_fac: float = 0.4
     # Stop routing after this many seconds and write the best result (0: no limit).
@@ -63,6 +67,7 @@ class RouterConfig:
             "min_pitch": (0.02 <= self.min_pitch <= 5, "0.02 .. 5 mm"),
             "clearance_margin": (0 <= self.clearance_margin <= 0.5, "0 .. 0.5 mm"),
             "roi_margin": (0 <= self.roi_margin <= 1000, "0 .. 1000 mm"),
+            "roi_growth": (1 <= self.roi_growth <= 10, "1 .. 10"),
             "batch_size": (1 <= self.batch_size <= 4096, "1 .. 4096"),
             "via_cost": (0 < self.via_cost <= 1000, "> 0 and <= 1000"),
             "wrong_way_cost": (1 <= self.wrong_way_cost <= 100, "1 .. 100"),
@@ -72,6 +77,7 @@ class RouterConfig:
             "stall_iterations": (1 <= self.stall_iterations <= 10_000, "1 .. 10000"),
             "pres_fac_initial": (0 <= self.pres_fac_initial <= 1e6, "0 .. 1e6"),
             "pres_fac_mult": (1 <= self.pres_fac_mult <= 100, "1 .. 100"),
+            "pres_fac_max": (self.pres_fac_initial <= self.pres_fac_max <= 1e9, ">= pres_fac_initial, <= 1e9"),
             "hist_fac": (0 <= self.hist_fac <= 1e6, "0 .. 1e6"),
             "time_limit": (self.time_limit >= 0, ">= 0 seconds"),
             "backend": (self.backend in ("auto", "cpu", "gpu"), "auto, cpu or gpu"),

@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+# ../shared beside the checkout; a copy inside it (shared/, git-ignored) is what travels to the device machine
+SHARED = next((p for p in (ROOT.parent / "shared", ROOT / "shared") if (p / "corpus").is_dir()), ROOT.parent / "shared")
 CORPUS = SHARED / "corpus"
 BOARDS = SHARED / "boards"
 IGNORED = {"length_mismatch", "skew_out_of_range", "diff_pair_uncoupled_length_too_long", "diff_pair_gap_out_of_range"}
@@ -69,7 +70,7 @@ def route_one(name: str, unrouted: Path, out: Path, args, judge) -> dict:
         routed.unlink()
     judge.copy_project(str(unrouted), str(routed))       # KiCad judges the output with the project's rules
     cmd = [sys.executable, "-m", "autorouter", "route", str(unrouted), "-o", str(routed), "--json",
-           "--backend", args.backend, "--time-limit", str(args.time_limit)]
+           "--backend", args.backend, "--time-limit", str(args.time_limit)] + (["--config", args.config] if args.config else [])
     t0 = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.time_limit * 2 + 600,
@@ -174,6 +175,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--time-limit", type=float, default=300)
     ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--config", help="a config.yaml for the router (settings to compare)")
     ap.add_argument("--out", type=Path, default=Path("corpus-out"))
     phase = ap.add_mutually_exclusive_group()
     phase.add_argument("--route-only", action="store_true", help="prepare and route; judge later with --judge-only")
@@ -193,7 +195,8 @@ def main():
         order = sorted(names, key=lambda n: -inputs[n].stat().st_size)
         for row in pool.map(lambda n: route_one(n, inputs[n], args.out, args, judge), order):
             print(f"routed {row['board']:32} exit {row['exit']}  {row['seconds']:7.1f} s  "
-                  f"{row.get('ours_routed', '-')}/{row.get('ours_connections', '-')}", flush=True)
+                  f"{row.get('ours_routed', '-')}/{row.get('ours_connections', '-')}  "
+                  f"{row.get('ours_violations', '-')} violations", flush=True)
     if args.route_only:
         return
     rows = list(pool.map(lambda n: judge_one(n, args.out, judge), names))

@@ -3,7 +3,7 @@ import numpy as np
 
 from autorouter.board.rules import DesignRules, NetClassRules
 from autorouter.lattice.grid import make_lattice
-from autorouter.pathfinder.congestion import Connection, NetRoute, Occupancy, class_radii
+from autorouter.pathfinder.congestion import Stub, Connection, NetRoute, Occupancy, class_radii
 
 NARROW = NetClassRules("Default", 0.2, 0.2, 0.6, 0.3)
 WIDE = NetClassRules("POWER", 0.6, 0.2, 0.8, 0.4)
@@ -19,7 +19,7 @@ def test_add_then_remove_leaves_nothing():
     occ = Occupancy(lat)
     route = NetRoute([straight(lat, 0, 10, 5, 30)])
     route.add(Connection(np.array([lat.index(0, 10, 30), lat.index(1, 10, 30)], dtype=np.int64),
-                         [(0, (1.0, 2.0), (1.0, 2.2))]))
+                         [Stub(0, ((1.0, 2.0), (1.0, 2.2)), np.zeros(0, np.int64))]))
     occ.footprint(route, class_radii(NARROW, RULES, 0.01))
     occ.add(route, +1)
     assert occ.track.max() == 1 and occ.via.max() == 1 and occ.conflicts(route) == 0

@@ -88,13 +88,18 @@ def read_footprint(fp: list, copper, nets: NetTable, board_mask: float, pads: li
     defaults = {"mask": number(fp, "solder_mask_margin"), "clearance": number(fp, "clearance"),
                 "zone_connect": number(fp, "zone_connect"), "thermal_width": number(fp, "thermal_width"),
                 "thermal_gap": number(fp, "thermal_gap")}
+    # KiCad's DRC ignores the mask openings of a footprint that allows solder-mask bridges
+    bridged = "allow_soldermask_bridges" in atoms(node(fp, "attr"))
+    own_openings = []
     for p in nodes(fp, "pad"):
         pad, margin = read_pad(p, ref, frame, copper, nets, board_mask, defaults, warnings)
         pads.append(pad)
-        openings.extend(pad_openings(p, pad, margin, copper))
+        own_openings.extend(pad_openings(p, pad, margin, copper))
     for item in nodes(fp):
         if item[0].startswith("fp_") or item[0] == "property":
-            drawing(item, frame, copper, nets, edges, graphics, openings)
+            drawing(item, frame, copper, nets, edges, graphics, own_openings)
+    if not bridged:
+        openings.extend(own_openings)
 
 
 def read_pad(p: list, ref: str, frame: Frame, copper, nets: NetTable, board_mask: float, defaults: dict,

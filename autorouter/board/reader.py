@@ -15,10 +15,11 @@ from pathlib import Path
 import shapely
 from shapely.geometry import LineString, Point, Polygon
 from shapely.ops import polygonize, unary_union
+from shapely.strtree import STRtree
 
 from . import sexpr, versions
 from .footprints import Frame, NetTable, drawing, expand_layers, read_footprint
-from .model import Board, Keepout, Net, Track, Via, Zone
+from .model import Board, Keepout, MaskOpening, Net, Track, Via, Zone
 from .tree import Malformed, atoms, node, nodes, number, point, points, position, word
 from .validate import BoardError, check_numbers, check_structure, check_text
 from .versions import SUPPORTED
@@ -146,6 +147,7 @@ def build_board(tree: list, path: str, version: int, named: list[str]) -> Board:
         elif item[0] == "zone":
             read_zone(item, copper, nets, zones, keepouts)
     tracks, vias = read_copper(tree, copper, nets)
+    openings = owned_openings(openings, pads)
     return Board(path=path, version=version, copper_layers=copper, outline=board_outline(edges, path),
                  nets=nets.nets(), pads=pads, tracks=tracks, vias=vias, keepouts=keepouts, graphics=graphics,
                  zones=zones, mask_openings=openings, warnings=warnings)
@@ -186,6 +188,23 @@ def read_zone(z: list, copper: list[str], nets: "NetTable", zones: list, keepout
                       min_thickness=number(z, "min_thickness", 0.0), pad_connection=PAD_CONNECTION.get(mode, "thermal"),
                       thermal_gap=number(fill, "thermal_gap", 0.5), thermal_width=number(fill, "thermal_bridge_width", 0.5),
                       priority=int(number(z, "priority", 0))))
+
+
+def owned_openings(openings: list[MaskOpening], pads: list) -> list[MaskOpening]:
+    """A solder-mask opening of no net (drawn on a mask layer, or a pad with no copper) bares the copper under it:
+    when that is pads of one net, it is that net's opening (KiCad counts a bridge once it bares a second net)."""
+    loose = [i for i, o in enumerate(openings) if not o.net]
+    copper = [p for p in pads if p.net and p.layers]
+    if not loose or not copper:
+        return openings
+    tree = STRtree([p.outline for p in copper])
+    out = list(openings)
+    for i in loose:
+        o = openings[i]
+        nets = {copper[j].net for j in tree.query(o.outline, predicate="intersects").tolist() if o.layer in copper[j].layers}
+        if len(nets) == 1:
+            out[i] = MaskOpening(o.outline, o.layer, nets.pop())
+    return out
 
 
 def via_layers(names, copper: list[str]) -> tuple[str, ...]:

@@ -37,6 +37,8 @@ class DesignRules:
     source: str                          # where the rules came from, for the report
     notes: list[str] = field(default_factory=list)
     graphic_clearance: float = 0.0       # what custom rules ask between copper drawings and other copper
+    min_track_width: float = 0.0         # the board's minimum (KiCad's DRC checks it, not the class widths)
+    small_via: tuple[float, float] | None = None   # (diameter, drill) of the smallest via the board allows
 
     def for_net(self, net: int) -> NetClassRules:
         return self.classes.get(self.net_class.get(net, "Default"), self.classes["Default"])
@@ -107,6 +109,8 @@ def with_custom_rules(rules: DesignRules, board: Board) -> DesignRules:
     rules.edge_clearance = max(rules.edge_clearance, floor("edge_clearance"),
                                floor("clearance", {"Type": "Graphic"}))
     rules.graphic_clearance = floor("clearance", {"Type": "Graphic"})
+    if any({"via_diameter", "hole_size"} & set(r.constraints) for r in parsed):
+        rules.small_via = None          # which nets may take a smaller via is the custom rules' to say
     derived: dict[tuple, NetClassRules] = {}
     for net in board.nets:
         cls = rules.for_net(net.number)
@@ -128,6 +132,19 @@ def with_custom_rules(rules: DesignRules, board: Board) -> DesignRules:
             rules.classes[derived[key].name] = derived[key]
             rules.net_class[net.number] = derived[key].name
     return rules
+
+
+def smallest_via(data: dict, min_via: float, min_drill: float, min_annulus: float) -> tuple[float, float] | None:
+    """The smallest of the project's predefined via sizes that the board's minimums allow, else the minimums
+    themselves; None when the project sets no minimum via."""
+    sizes = ((data.get("board") or {}).get("design_settings") or {}).get("via_dimensions") or []
+    fits = sorted((number(v.get("diameter"), 0.0), number(v.get("drill"), 0.0)) for v in sizes if isinstance(v, dict))
+    fits = [(d, h) for d, h in fits if h > 0 and d >= min_via and h >= min_drill and d - h >= 2 * min_annulus - 1e-9]
+    if fits:
+        return fits[0]
+    if min_via > 0 and min_drill > 0:
+        return max(min_via, min_drill + 2 * min_annulus), min_drill
+    return None
 
 
 def number(value, fallback: float) -> float:
@@ -167,7 +184,8 @@ def rules_from_project(data: dict, board: Board, defaults: dict, source: str) ->
                        edge_clearance=number(minimums.get("min_copper_edge_clearance"), 0.0),
                        hole_to_hole=number(minimums.get("min_hole_to_hole"), 0.25),
                        hole_clearance=number(minimums.get("min_hole_clearance"), 0.0),
-                       source=source, notes=notes)
+                       source=source, notes=notes, min_track_width=min_track,
+                       small_via=smallest_via(data, min_via, min_drill, min_annulus))
 
 
 def assign_classes(settings: dict, board: Board, classes: dict, priority: dict) -> dict[int, str]:

@@ -38,13 +38,20 @@ def class_radii(cls, rules, margin: float) -> Radii:
     return Radii(cls.track_width + clr + margin, track_reach + margin, via_reach + w_max / 2 + margin, via_via + margin)
 
 
-Stub = tuple[int, tuple[float, float], tuple[float, float]]      # layer, point on the pad, lattice node (mm)
+@dataclass
+class Stub:
+    """The track from a pad to the lattice node a path ends at."""
+    layer: int
+    points: tuple                      # polyline in mm: the point on the pad, a bend if any, the node
+    blocks: np.ndarray                 # other nets' portal nodes its geometry rules out (portals.mark_stub_conflicts)
+
 
 
 @dataclass
 class Connection:
     path: np.ndarray                                   # flat node indices, source first
     stubs: list[Stub] = field(default_factory=list)    # pad stubs at its ends
+    parent: "Connection | None" = field(default=None, repr=False)   # the connection its path starts on, if any
     _vias: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def vias(self, lattice: Lattice) -> np.ndarray:
@@ -71,9 +78,19 @@ class NetRoute:
             self._nodes = sorted_union(self._nodes, conn.path)
         self._sites = None
 
-    def remove(self, i: int) -> None:
-        del self.connections[i]
+    def remove(self, i: int) -> int:
+        """Remove connection i and every connection that starts on it (they would dangle); return how many."""
+        gone = {id(self.connections[i])}
+        for conn in self.connections:          # in the order they were made: a parent comes before its children
+            if conn.parent is not None and id(conn.parent) in gone:
+                gone.add(id(conn))
+        self.connections = [c for c in self.connections if id(c) not in gone]
         self._nodes = self._sites = None
+        return len(gone)
+
+    def owner_of(self, node: int) -> "Connection | None":
+        """The first connection whose path holds the node."""
+        return next((c for c in self.connections if node in c.path), None)
 
     @property
     def paths(self) -> list[np.ndarray]:
@@ -145,9 +162,11 @@ class Occupancy:
                  spread(lat, None, srow, scol, self.disc(radii.via_track), all_layers)]
         via = [spread(lat, None, row, col, self.disc(radii.track_via)),
                spread(lat, None, srow, scol, self.disc(radii.via_via))]
-        for l, a, b in route.stubs:
-            track.append(self.stub_cover(l, a, b, radii.track_track))
-            via.append(self.stub_cover(None, a, b, radii.track_via))
+        for stub in route.stubs:
+            for a, b in zip(stub.points, stub.points[1:]):
+                track.append(self.stub_cover(stub.layer, a, b, radii.track_track))
+                via.append(self.stub_cover(None, a, b, radii.track_via))
+            track.append(stub.blocks)
         route.cover_track = union(track, lat.size)
         route.cover_via = union(via, lat.plane)
 

@@ -10,8 +10,8 @@ from ..board.connectivity import pad_groups
 from ..board.model import Board, Pad
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
-from ..lattice.obstacles import Obstacles, Profile
-from ..lattice.portals import Portals, pin_portals
+from ..lattice.obstacles import FREE, Obstacles, Profile
+from ..lattice.portals import Portals, mark_stub_conflicts, pin_portals
 from ..mst import boruvka, complete_edges, connection_order
 
 
@@ -36,23 +36,52 @@ class NetTask:
         return max(0, len(self.pins) - 1)
 
 
+VIA_ROOM_MM = 1.0      # a pad on one outer layer needs a via site this near (a BGA ball's dog-bone is at 0.57 mm)
+
+
 def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, layer_index, lattice, config):
-    """Pins with portals at the net class's width; where a pad cannot be reached at that width (a wide power track
-    into a fine-pitch pad), the narrowest class in use instead: KiCad's DRC enforces the board's minimum width, not
-    the class width, so necking a whole net down stays legal. Returns (class used, pins, blocked pad names)."""
-    narrowest = min(c.track_width for c in rules.classes.values())
-    necked = replace(cls, name=f"{cls.name}, necked", track_width=narrowest)
-    for candidate in ([cls, necked] if narrowest < cls.track_width else [cls]):
+    """Pins with portals at the net class's width and via size. Where a pad cannot be reached at that width (a wide
+    power track into a fine-pitch pad), the narrowest class width in use, then the board's minimum width; where a
+    pad on one outer layer has no room for the class's via near it (an inner ball of a BGA), the smallest via the
+    board allows (a dog-bone fan-out). KiCad's DRC checks the board's minimums, not the class's sizes, so necking a
+    net down stays legal. Returns (class used, pins, blocked pad names)."""
+    widths = sorted({min(c.track_width for c in rules.classes.values()), rules.min_track_width} - {0.0}, reverse=True)
+    necked = [cls] + [replace(cls, name=f"{cls.name}, necked to {w:g}", track_width=w)
+                      for w in widths if w < cls.track_width]
+    candidates = []
+    for c in necked:
+        candidates.append(c)
+        small = rules.small_via
+        if small and small[0] < c.via_diameter:
+            candidates.append(replace(c, name=f"{c.name}, vias {small[0]:g}/{small[1]:g}", via_diameter=small[0],
+                                      via_drill=min(small[1], c.via_drill)))
+    tried = []
+    for candidate in candidates:
         profile = profiles[candidate]
-        pins, blocked = [], []
+        pins, blocked, starved = [], [], False
         for group in clusters:
             portals = pin_portals(group, layer_index, profile, lattice, config.portal_radius)
             if portals.nodes.size == 0:
                 blocked.append("/".join(p.name for p in group))
+            starved = starved or not via_room(group, profile, lattice)
             pins.append(Pin(group, portals))
-        if not blocked:
-            break
-    return candidate, pins, blocked
+        if not blocked and not starved:
+            return candidate, pins, blocked
+        tried.append((candidate, pins, blocked))
+    return next((t for t in tried if not t[2]), tried[0])      # every pad reached, if any candidate does
+
+
+def via_room(pads: list[Pad], profile, lattice) -> bool:
+    """Whether some pad of the pin spans layers, or has a node within VIA_ROOM_MM where the net may place a via."""
+    for pad in pads:
+        if len(pad.layers) > 1:
+            return True
+        x0, y0, x1, y1 = pad.outline.bounds
+        rows, cols = lattice.window(x0 - VIA_ROOM_MM, y0 - VIA_ROOM_MM, x1 + VIA_ROOM_MM, y1 + VIA_ROOM_MM)
+        owner = profile.via_owner[rows, cols]
+        if ((owner == FREE) | (owner == pad.net)).any():
+            return True
+    return False
 
 
 GPU_TREE_PINS = 256     # nets with this many pins build their tree on the GPU (when routing on the GPU)
@@ -87,9 +116,15 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
         cls, pins, blocked = reachable_pins([clusters[i] for i in order], rules.for_net(net), rules, profiles,
                                             layer_index, lattice, config)
         notes = []
-        if cls is not rules.for_net(net):
-            notes.append(f"net {name}: routed {cls.track_width:g} mm wide (class {cls.name}): some of its pads are "
-                         f"too close to their neighbours for {rules.for_net(net).track_width:g} mm")
+        wanted = rules.for_net(net)
+        if cls.track_width < wanted.track_width:
+            notes.append(f"net {name}: routed {cls.track_width:g} mm wide (class {wanted.name}): some of its pads are "
+                         f"too close to their neighbours for {wanted.track_width:g} mm")
+        if cls.via_diameter < wanted.via_diameter:
+            notes.append(f"net {name}: vias of {cls.via_diameter:g}/{cls.via_drill:g} mm (class {wanted.name}): "
+                         f"some of its pads have no room for a {wanted.via_diameter:g} mm via near them")
         profile = profiles[cls]
         tasks.append(NetTask(net, name, cls, profile, pins, blocked, notes))
+    mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in tasks], lattice,
+                        rules.max_clearance + config.clearance_margin)
     return tasks

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..search import BLOCKED, RoiRequest
-from .congestion import Connection, NetRoute, Occupancy, class_radii
+from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii
 from .costs import CostSnapshot, node_penalty, stub_cost
 from .nets import NetTask
 
@@ -44,6 +44,10 @@ class Context:
     device_costs: object = None   # the GPU's copy of the occupancy, when the engine searches there
     search_seconds: float = 0.0
     should_stop: object = lambda: ""   # a reason to stop now (Ctrl-C, time limit), checked between searches
+    roi_margin: dict = field(default_factory=dict)   # net -> ROI margin in mm, grown while the net stays in conflict
+
+    def margin(self, net: int) -> float:
+        return self.roi_margin.get(net, self.config.roi_margin)
 
     def snapshot(self) -> CostSnapshot:
         return CostSnapshot(self.lattice, self.occ, self.pres, self.config, self.strict, self.device_costs)
@@ -64,7 +68,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     start = time.monotonic()
     while iteration < config.max_iterations:
         iteration += 1
-        for batch in disjoint_batches(pending, lattice, config):
+        for batch in disjoint_batches(pending, lattice, ctx):
             for t in batch:
                 if t.net in routes:
                     occ.add(routes[t.net], -1)
@@ -95,7 +99,10 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
         if since_best >= config.stall_iterations:
             why = f"no progress in {since_best} iterations"
             break
-        ctx.pres *= config.pres_fac_mult
+        ctx.pres = min(ctx.pres * config.pres_fac_mult, config.pres_fac_max)
+        reach = max(lattice.rows, lattice.cols) * lattice.pitch
+        for t in pending:           # a net that keeps meeting others may need a longer way round
+            ctx.roi_margin[t.net] = min(ctx.margin(t.net) * config.roi_growth, reach)
     dropped = drop_conflicts(tasks, routes, occ, radii)
     if dropped:
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
@@ -161,12 +168,13 @@ def nets_in_conflict(tasks, routes, occ) -> list[NetTask]:
         or np.isin(shared_v, routes[t.net].cover_via, assume_unique=True).any())]
 
 
-def disjoint_batches(tasks: list[NetTask], lattice, config) -> list[list[NetTask]]:
+def disjoint_batches(tasks: list[NetTask], lattice, ctx) -> list[list[NetTask]]:
     """Batches of nets whose regions (pins plus the ROI margin) do not overlap, in the given order: nets of one batch
     cannot meet, so searching them together against one cost snapshot routes them as one after another would."""
-    margin = config.roi_margin + lattice.pitch
+    config = ctx.config
     batches: list[tuple[list[NetTask], list[tuple]]] = []
     for t in tasks:
+        margin = ctx.margin(t.net) + lattice.pitch
         xs = [p.x for pin in t.pins for p in pin.pads]
         ys = [p.y for pin in t.pins for p in pin.pads]
         box = (min(xs) - margin, min(ys) - margin, max(xs) + margin, max(ys) + margin)
@@ -199,8 +207,7 @@ def drop_conflicts(tasks, routes, occ, radii) -> list[int]:
         t, i = where
         route = routes[t.net]
         occ.add(route, -1)
-        route.remove(i)
-        route.failed.append("congestion: no room left beside its neighbours")
+        route.failed += ["congestion: no room left beside its neighbours"] * route.remove(i)
         occ.footprint(route, radii[t.net])
         occ.add(route, +1)
         dropped.append(t.net)
@@ -241,15 +248,16 @@ def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
 
 def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Sources of the next connection: the tree's nodes (stub length 0, no stub), then the joined pins' portals
-    with their stub lengths and targets; and how many of the sources are tree nodes."""
+    with their stub lengths; which pin and portal each source is ((-1, -1) for tree nodes); and how many of the
+    sources are tree nodes."""
     tree = g.route.nodes()
-    nodes, length, target = [tree], [np.zeros(tree.size)], [np.full((tree.size, 2), np.nan)]
+    nodes, length, refs = [tree], [np.zeros(tree.size)], [np.full((tree.size, 2), -1)]
     for i in g.joined:
         portals = g.task.pins[i].portals
         nodes.append(portals.nodes)
         length.append(portals.length)
-        target.append(portals.target)
-    return np.concatenate(nodes), np.concatenate(length), np.concatenate(target), tree.size
+        refs.append(np.stack([np.full(portals.nodes.size, i), np.arange(portals.nodes.size)], 1))
+    return np.concatenate(nodes), np.concatenate(length), np.concatenate(refs), tree.size
 
 
 def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[Growing]:
@@ -258,12 +266,12 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
     snapshot = ctx.snapshot()
     requests, windows, extras = [], [], []
     for g in ready:
-        src, src_len, src_target, tree_size = tree_sources(g)
+        src, src_len, src_refs, tree_size = tree_sources(g)
         src_cost = stub_cost(src_len, lat.pitch)
         src_cost[tree_size:] += node_penalty(ctx.occ, src[tree_size:], ctx.pres)
         sink = g.task.pins[j].portals
         rows, cols = roi_window(lat, np.concatenate([nearest_sources(lat, src, sink.nodes), sink.nodes]),
-                                ctx.config.roi_margin, full)
+                                ctx.margin(g.task.net), full)
         via_gap = g.task.rules.via_drill + ctx.rules.hole_to_hole + ctx.config.clearance_margin
         costs = snapshot.window(g.task, rows, cols, g.route.via_sites(lat), via_gap)
         if ctx.strict:
@@ -275,12 +283,12 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
                                    src_cost[inside], to_local(lat, sink.nodes, rows, cols),
                                    stub_cost(sink.length, lat.pitch)))
         windows.append((rows, cols, shape))
-        extras.append((src, src_cost, src_target, tree_size))
+        extras.append((src, src_cost, src_refs, tree_size))
     t0 = time.perf_counter()
     results = ctx.engine.search(requests)
     ctx.search_seconds += time.perf_counter() - t0
     misses = []
-    for g, req, res, (rows, cols, shape), (src, src_cost, src_target, tree_size) in zip(
+    for g, req, res, (rows, cols, shape), (src, src_cost, src_refs, tree_size) in zip(
             ready, requests, results, windows, extras):
         if res.path is None:
             if full:
@@ -290,21 +298,21 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
                 misses.append(g)
             continue
         path = to_global(lat, res.path, rows, cols, shape)
-        conn = Connection(path, [stub(lat, g.task.pins[j].portals.target[res.sink], path[-1])])
+        conn = Connection(path, [stub(lat, g.task.pins[j].portals, res.sink)])
         start = np.flatnonzero(src == path[0])
         if start.size and start[0] >= tree_size:
             # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too
-            best = start[np.argmin(src_cost[start])]
-            conn.stubs.append(stub(lat, src_target[best], path[0]))
+            pin, k = src_refs[start[np.argmin(src_cost[start])]]
+            conn.stubs.append(stub(lat, g.task.pins[pin].portals, k))
+        else:
+            conn.parent = g.route.owner_of(int(path[0]))
         g.route.add(conn)
         g.joined.append(j)
     return misses
 
 
-def stub(lat, target, node: int):
-    layer, _, _ = lat.unravel(node)
-    x, y = lat.node_xy(node)
-    return int(layer), (float(target[0]), float(target[1])), (float(x), float(y))
+def stub(lat, portals, k: int) -> Stub:
+    return Stub(int(portals.nodes[k]) // lat.plane, portals.points(int(k), lat), portals.blocks[int(k)])
 
 
 def nearest_sources(lat, src: np.ndarray, sinks: np.ndarray) -> np.ndarray:

@@ -35,6 +35,7 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[
         if route is None or task.net in done:      # a net may have two tasks (zones cut apart): one route
             continue
         done.add(task.net)
+        first, first_via = len(tracks), len(vias)
         width = task.rules.track_width
         seen: set = set()
 
@@ -50,8 +51,9 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[
                 x, y = lattice.node_xy(run)
                 for i in range(len(run) - 1):
                     add((float(x[i]), float(y[i])), (float(x[i + 1]), float(y[i + 1])), layer)
-        for layer, pad_xy, node_xy in route.stubs:
-            add(pad_xy, node_xy, lattice.layers[layer])
+        for stub in route.stubs:
+            for a, b in zip(stub.points, stub.points[1:]):
+                add(a, b, lattice.layers[stub.layer])
         gap = task.rules.via_drill + hole_to_hole
         kept: list[tuple[float, float]] = []
         nodes = route.nodes()
@@ -66,4 +68,32 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[
             # join the other's tracks to it on each layer they reach (the stretch lies within both vias' footprint)
             for layer in np.unique(nodes[nodes % lattice.plane == site] // lattice.plane).tolist():
                 add((x, y), twin, lattice.layers[layer])
+        pads = {(lattice.layers[stub.layer], stub.points[0]) for stub in route.stubs}
+        tracks[first:] = without_dangling(tracks[first:], pads, {(v.x, v.y) for v in vias[first_via:]})
     return tracks, vias
+
+
+def without_dangling(tracks: list[Track], pad_ends: set, via_points: set) -> list[Track]:
+    """One net's tracks less those with an end that touches nothing (no other track of the layer, no via, no pad):
+    left over where two vias too close together were made one. Repeated until every end touches something."""
+    while tracks:
+        ends = np.array([[t.start, t.end] for t in tracks])                  # (n, 2 ends, 2)
+        a, b = ends[:, 0], ends[:, 1]
+        layer = np.array([t.layer for t in tracks])
+        d = b - a
+        free = []
+        for k, t in enumerate(tracks):
+            for end in (t.start, t.end):
+                if end in via_points or (t.layer, end) in pad_ends:
+                    continue
+                p = np.asarray(end)
+                u = np.clip(((p - a) * d).sum(1) / np.maximum((d * d).sum(1), 1e-18), 0, 1)
+                dist = np.hypot(*(a + u[:, None] * d - p).T)
+                dist[k] = np.inf
+                if not ((dist < 1e-6) & (layer == t.layer)).any():
+                    free.append(k)
+                    break
+        if not free:
+            return tracks
+        tracks = [t for k, t in enumerate(tracks) if k not in set(free)]
+    return tracks
