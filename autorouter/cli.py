@@ -191,6 +191,7 @@ def run_route(args, err) -> int:
         if args.in_place:
             write_atomic(str(out) + ".bak", text)
         write_atomic(out, with_items(text, board.version, board.net_names, result.tracks, result.vias))
+        result.notes += copy_project_files(Path(args.board), Path(out))
         result.timings["write"] = time.monotonic() - t0
         written = str(out)
     if preview is not None and written:
@@ -208,6 +209,24 @@ def run_route(args, err) -> int:
         return 130
     complete = result.routed_connections == result.connections and not report.violations
     return EXIT_OK if complete else EXIT_PARTIAL
+
+
+def copy_project_files(board: Path, out: Path) -> list[str]:
+    """The board's .kicad_pro (net classes, design rules) and .kicad_dru (custom rules) beside the output, so that
+    KiCad opens it with the rules it was routed to; one already there is left alone, and said."""
+    from .writeback import write_atomic
+    notes = []
+    for suffix in (".kicad_pro", ".kicad_dru"):
+        src, dst = board.with_suffix(suffix), out.with_suffix(suffix)
+        if not src.exists() or (dst.exists() and os.path.samefile(src, dst)):
+            continue
+        if dst.exists():
+            if dst.read_bytes() != src.read_bytes():
+                notes.append(f"{dst.name} beside the output differs from {src.name} and was left as it is")
+            continue
+        write_atomic(dst, src.read_bytes())
+        notes.append(f"{dst.name} written beside the output (the rules it was routed to)")
+    return notes
 
 
 def picture_path(name: str) -> Path:

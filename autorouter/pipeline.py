@@ -6,6 +6,7 @@ read (done by the caller) -> lattice and obstacles -> pins, portals and MST orde
 from __future__ import annotations
 
 import time
+from functools import partial
 from dataclasses import dataclass, field
 
 from .board.model import Board, Track, Via
@@ -15,6 +16,7 @@ from .lattice import build_obstacles, choose_pitch, make_lattice
 from .lattice.grid import Lattice
 from .board.connectivity import pad_groups
 from .pathfinder import NetRoute, NetTask, build_tasks, negotiate, reconnect
+from .pathfinder.nets import neck_tasks
 from .pathfinder.costs import STEP
 from .search import make_engine
 from .writeback.tracks import routes_to_items
@@ -36,57 +38,56 @@ class RouteResult:
     notes: list[str] = field(default_factory=list)
     stopped_early: str = ""
     search_seconds: float = 0.0     # of the "search and negotiation" stage, in the search engine
+    connections: int = 0            # joins the nets needed: pad groups that copper and zone fills did not join
+    missing: dict[int, int] = field(default_factory=dict)   # net -> joins still missing at the end
 
     def failed_nets(self) -> dict[str, str]:
         """Net name -> reason, for every net with a connection left unrouted."""
+        names = {t.net: t.name for t in self.tasks}
         out = {}
-        for t in self.tasks:
-            r = self.routes.get(t.net)
-            if r is None:
-                out[t.name] = "not routed (stopped before reaching it)"
-            elif r.failed:
-                out[t.name] = r.failed[0]
+        for net in self.missing:
+            route = self.routes.get(net)
+            reason = route.failed[-1] if route is not None and route.failed else (
+                "not routed (stopped before reaching it)" if route is None else "the zone fill leaves it apart")
+            out[names.get(net, str(net))] = reason
         return out
 
     @property
-    def connections(self) -> int:
-        return sum(t.connections for t in self.tasks)
-
-    @property
     def routed_connections(self) -> int:
-        """Connections routed; a net routed by more than one task (zones cut apart) counts its route once."""
-        return sum(len(self.routes[net].paths) for net in {t.net for t in self.tasks} if net in self.routes)
+        return self.connections - sum(self.missing.values())
 
 
 def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
     """Half of the narrowest track plus the largest clearance: nets of the narrowest class can then run on every
-    other lattice line."""
+    other lattice line. With config.sizes "smallest", the narrowest is the board's minimum width."""
     narrowest = min(c.track_width for c in rules.classes.values())
+    if config.sizes == "smallest" and rules.min_track_width:
+        narrowest = min(narrowest, rules.min_track_width)
     return (narrowest + rules.max_clearance + config.clearance_margin) / 2
 
 
-ZONE_ROUNDS = 3      # rounds of predicting the fills and joining what the new tracks cut apart
+FINISH_ROUNDS = 3     # rounds of joining what is still apart once negotiation is over
 
 
-def keep_zones_whole(board, rules, profiles, lattice, config, tasks, outcome, tracks, vias):
-    """The routing relied on the zone fills the board had before it; its own tracks now cut them. Predict KiCad's
-    refill with them, and join each fully routed net's pads that are no longer one group, with more tracks, a few
-    rounds (new tracks cut again). Returns the tasks (the joining ones added), tracks and vias."""
+def finish(board, rules, profiles, lattice, config, scope, tasks, outcome):
+    """Join what negotiation left apart: connections it dropped, and pads that the zone fills no longer join once
+    the new tracks cut them (KiCad's refill predicted with them). Each round searches the missing joins with every
+    other net as a wall (strict: whatever is found is legal); the first at the nets' own sizes, the later ones with
+    the board's smallest track and via, which fit where the class sizes do not. Returns the tasks (the joining ones
+    added), tracks, vias, and the pad groups each net ends with."""
     tasks = list(tasks)
     hole_gap = rules.hole_to_hole + config.clearance_margin
-    for _ in range(ZONE_ROUNDS):
-        routed = {t.net for t in tasks if t.net in outcome.routes and not outcome.routes[t.net].failed}
-        routed |= {n.number for n in board.nets if n.number and n.number not in {t.net for t in tasks}}
-        pieces = predict_fill(board, rules, tracks, vias)
-        apart = [net for net, g in pad_groups(board, tracks, vias, pieces).items() if len(g) > 1 and net in routed]
-        if not apart or outcome.context.should_stop():
-            break
-        extra = build_tasks(board, rules, profiles, lattice, config, {board.net_name(net) for net in apart},
-                            tracks=tracks, vias=vias, pieces=pieces)
+    for round_ in range(FINISH_ROUNDS + 1):
+        tracks, vias = routes_to_items(lattice, tasks, outcome.routes, hole_gap)
+        groups = pad_groups(board, tracks, vias, predict_fill(board, rules, tracks, vias) if board.zones else ())
+        apart = {board.net_name(net) for net, g in groups.items() if len(g) > 1 and net in scope}
+        if not apart or round_ == FINISH_ROUNDS or outcome.context.should_stop():
+            return tasks, tracks, vias, groups
+        extra = build_tasks(board, rules, profiles, lattice, config, apart, tracks=tracks, vias=vias,
+                            pieces=predict_fill(board, rules, tracks, vias) if board.zones else (),
+                            smallest=round_ > 0)
         reconnect(extra, outcome)
         tasks += extra
-        tracks, vias = routes_to_items(lattice, tasks, outcome.routes, hole_gap)
-    return tasks, tracks, vias
 
 
 def make_search_engine(config: RouterConfig):
@@ -110,21 +111,22 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     timings["lattice"] = time.monotonic() - t0
     engine, engine_note = engine or make_search_engine(config)
     t0 = time.monotonic()
-    tasks = build_tasks(board, rules, profiles, lattice, config, nets, on_gpu=engine.name == "gpu", pieces=pieces)
+    tasks = build_tasks(board, rules, profiles, lattice, config, nets, on_gpu=engine.name == "gpu", pieces=pieces,
+                        smallest=config.sizes == "smallest")
+    scope = {net for net, name in board.net_names.items() if net and (nets is None or name in nets)}
+    needed = sum(len(g) - 1 for net, g in pad_groups(board, pieces=pieces).items() if net in scope)
     timings["pins and MST"] = time.monotonic() - t0
-    report({"stage": "tasks", "nets": len(tasks), "connections": sum(t.connections for t in tasks)})
+    report({"stage": "tasks", "nets": len(tasks), "connections": needed})
     t0 = time.monotonic()
-    outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop)
+    neck = partial(neck_tasks, board=board, rules=rules, profiles=profiles, lattice=lattice, config=config)
+    outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop, neck)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
-    tracks, vias = routes_to_items(lattice, tasks, outcome.routes, rules.hole_to_hole + config.clearance_margin)
-    timings["tracks and vias"] = time.monotonic() - t0
-    if board.zones:
-        t0 = time.monotonic()
-        tasks, tracks, vias = keep_zones_whole(board, rules, profiles, lattice, config, tasks, outcome, tracks, vias)
-        timings["zone fills"] = time.monotonic() - t0
+    tasks, tracks, vias, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks, outcome)
+    timings["finishing"] = time.monotonic() - t0
     engine_report = getattr(engine, "report", lambda: None)()
     notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \
-        + [note for t in tasks for note in t.notes]
+        + list(dict.fromkeys(note for t in tasks for note in t.notes))
+    missing = {net: len(g) - 1 for net, g in groups.items() if len(g) > 1 and net in scope}
     return RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
-                       engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds)
+                       engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds, needed, missing)

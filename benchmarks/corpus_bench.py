@@ -82,7 +82,8 @@ def route_one(name: str, unrouted: Path, out: Path, args, judge) -> dict:
     try:
         summary = json.loads(stdout)
         row.update(ours_routed=summary["connections_routed"], ours_connections=summary["connections"],
-                   ours_violations=summary.get("drc_violations"), failed=summary.get("failed", {}),
+                   ours_violations=summary.get("drc_violations"), ours_by_kind=summary.get("drc_by_kind"),
+                   failed=summary.get("failed", {}),
                    timings=summary.get("timings_s", {}))
     except (json.JSONDecodeError, KeyError, TypeError):
         pass
@@ -97,9 +98,12 @@ def human_numbers(name: str, out: Path, judge) -> tuple[float, int]:
     return judge.track_length(original), judge.count_vias(original) - judge.count_vias(unrouted)
 
 
-def judge_one(name: str, out: Path, judge) -> dict:
+def judge_one(name: str, src: Path, out: Path, judge) -> dict:
     row = json.loads((out / f"{name}.route.json").read_text())
     unrouted, routed = out / f"{name}.unrouted.kicad_pcb", out / f"{name}.routed.kicad_pcb"
+    if not unrouted.exists():          # routed elsewhere (the device machine): the same strip, made here
+        prepare(name, src, out, judge)
+    judge.copy_project(str(unrouted), str(routed))
     row["human_length_mm"], row["human_vias"] = human_numbers(name, out, judge)
     try:
         before = judge.drc(str(unrouted), True)
@@ -199,7 +203,8 @@ def main():
                   f"{row.get('ours_violations', '-')} violations", flush=True)
     if args.route_only:
         return
-    rows = list(pool.map(lambda n: judge_one(n, args.out, judge), names))
+    names = [n for n in names if (args.out / f"{n}.route.json").exists()]
+    rows = list(pool.map(lambda n: judge_one(n, boards[n], args.out, judge), names))
     (args.out / "results.json").write_text(json.dumps(rows, indent=1))
     text = table(rows)
     (args.out / "table.md").write_text(text + "\n")

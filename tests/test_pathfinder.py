@@ -20,7 +20,7 @@ def test_add_then_remove_leaves_nothing():
     route = NetRoute([straight(lat, 0, 10, 5, 30)])
     route.add(Connection(np.array([lat.index(0, 10, 30), lat.index(1, 10, 30)], dtype=np.int64),
                          [Stub(0, ((1.0, 2.0), (1.0, 2.2)), np.zeros(0, np.int64))]))
-    occ.footprint(route, class_radii(NARROW, RULES, 0.01))
+    occ.footprint(route, lambda size: class_radii(NARROW, RULES, 0.01))
     occ.add(route, +1)
     assert occ.track.max() == 1 and occ.via.max() == 1 and occ.conflicts(route) == 0
     assert (occ.track.reshape(2, -1)[1] > 0).any()           # the via covers the other layer too
@@ -34,11 +34,11 @@ def test_neighbours_two_lines_apart_are_legal_one_line_is_not():
     radii = class_radii(NARROW, rules, 0.01)
     occ = Occupancy(lat)
     a = NetRoute([straight(lat, 0, 10, 2, 20)])
-    occ.footprint(a, radii)
+    occ.footprint(a, lambda size: radii)
     occ.add(a, +1)
     for gap, legal in ((2, True), (1, False)):
         b = NetRoute([straight(lat, 0, 10 + gap, 2, 20)])
-        occ.footprint(b, radii)
+        occ.footprint(b, lambda size: radii)
         assert occ.conflicts_with_others(b) != legal
 
 
@@ -46,9 +46,9 @@ def test_a_wide_net_sees_a_narrow_neighbour_the_narrow_cover_misses():
     lat = make_lattice((0, 0, 10, 10), ["F.Cu"], 0.2)
     occ = Occupancy(lat)
     narrow = NetRoute([straight(lat, 0, 10, 2, 20)])
-    occ.footprint(narrow, class_radii(NARROW, RULES, 0.01))
+    occ.footprint(narrow, lambda size: class_radii(NARROW, RULES, 0.01))
     occ.add(narrow, +1)
     wide = NetRoute([straight(lat, 0, 13, 2, 20)])      # 0.6 mm apart: needs 0.1 + 0.2 + 0.3 = 0.6 plus margin
-    occ.footprint(wide, class_radii(WIDE, RULES, 0.01))
+    occ.footprint(wide, lambda size: class_radii(WIDE, RULES, 0.01))
     assert (occ.track[wide.nodes()] == 0).all()            # outside the narrow net's cover ...
     assert occ.conflicts_with_others(wide)                 # ... but the narrow net is inside the wide one's

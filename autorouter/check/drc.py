@@ -3,7 +3,7 @@
 Checks tracks and vias (all of them, or only the new ones) as KiCad's DRC does, under KiCad's names for what it
 finds: clearance to every other net's copper (the larger of the two items' clearances; a pad's own clearance
 overrides its class), hole_clearance (copper to another net's hole), copper_edge_clearance, hole_to_hole,
-solder_mask_bridge (an outer-layer track under another net's solder-mask opening), track_dangling (a new track
+solder_mask_bridge (outer-layer copper under another net's solder-mask opening), track_dangling (a new track
 end that touches nothing of its net). And counts, per net, the pad groups that copper does not yet join
 (unrouted connections), with the zone fills KiCad's refill will make (zones.predict) as copper.
 """
@@ -185,10 +185,11 @@ def hole_violations(rules, items, report) -> None:
 
 
 def mask_violations(board, items, report) -> None:
-    """An outer-layer track under a solder-mask opening of another net (or a drawn one) is bared beside it."""
+    """Copper on an outer layer (a track, or a via's) under a solder-mask opening of another net (or a drawn one) is
+    bared beside it."""
     for layer in {o.layer for o in board.mask_openings}:
         openings = [o for o in board.mask_openings if o.layer == layer]
-        probe = [it for it in items if it.checked and it.kind == "track" and layer in it.layers]
+        probe = [it for it in items if it.checked and it.kind in ("track", "via") and layer in it.layers]
         if not probe:
             continue
         a, b = STRtree([o.outline for o in openings]).query([it.geom for it in probe], predicate="intersects")

@@ -109,10 +109,10 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
         stamp(via, lattice, grow(item.geom, max(gap + via_r, rules.hole_clearance + cls.via_drill / 2) + margin), who)
     hole_gap_via = max(rules.hole_to_hole + cls.via_drill / 2, rules.hole_clearance + via_r) + margin
     for hole in hole_list:
-        stamp(via, lattice, grow(hole.geom, hole_gap_via), HARD)
+        own = hole.clearance or 0.0          # KiCad holds a pad's own clearance to its hole too
+        stamp(via, lattice, grow(hole.geom, max(hole_gap_via, own + via_r + margin)), HARD)
         # copper keeps the hole clearance from another net's hole, and its own clearance from an unplated one
         who = hole.net if hole.plated and hole.net else HARD
-        own = hole.clearance or 0.0          # KiCad holds a pad's own clearance to its hole too
         grown = grow(hole.geom, max(rules.hole_clearance, own, 0.0 if hole.plated else cls.clearance) + half_w + margin)
         for l in range(L):
             stamp(track[l], lattice, grown, who)
@@ -127,6 +127,7 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
         grown, who = grow(opening.outline, half_w + margin), opening.net or HARD
         stamp(track[index[opening.layer]], lattice, grown, who)
         per_layer[index[opening.layer]].append((grown, who))
+        stamp(via, lattice, grow(opening.outline, via_r + margin), who)       # a via's copper is on both sides
     for k in board.keepouts:
         layers = [board.copper_layers.index(n) for n in k.layers]
         if k.no_tracks:

@@ -25,6 +25,7 @@ from .obstacles import FREE, Profile
 
 MAX_PER_LAYER = 24         # straight stubs kept per pad and layer, shortest first
 MAX_ESCAPES = 8            # bent stubs kept per pad and layer, shortest first
+FEW_STRAIGHT = 8           # a pad with fewer straight stubs on a layer than this gets bent ones too
 ESCAPE_STEPS = 5           # how far past its end, in lattice pitches, a stub may leave a pad before it bends
 
 
@@ -135,7 +136,8 @@ def pad_portals(pad: Pad, layers: list[int], profile: Profile, lattice: Lattice,
     for l in layers:
         nodes, length, target = straight_portals(pad, l, profile, lattice, radius)
         parts.append((nodes, length, target, np.full((nodes.size, 2), np.nan)))
-        parts.append(escape_portals(pad, l, profile, lattice))
+        if nodes.size < FEW_STRAIGHT:           # a pad hemmed in by its neighbours: bent stubs too
+            parts.append(escape_portals(pad, l, profile, lattice))
     if not parts:
         return EMPTY, np.zeros(0), np.zeros((0, 2)), np.zeros((0, 2))
     return tuple(np.concatenate(p) for p in zip(*parts))
@@ -158,16 +160,22 @@ def pin_portals(pads: list[Pad], layer_index: dict[str, int], profile: Profile, 
 def mark_stub_conflicts(pins_by_net: list[tuple[int, float, list]], lattice: Lattice, gap: float) -> None:
     """Fill each portal's `blocks`: the portal nodes of other nets whose stubs come closer to its stub than the two
     half widths plus `gap` (the largest clearance and the margin). pins_by_net: (net, track width, portals list)."""
-    lines, rows = [], []
+    rows, coords, line_of = [], [], []
     for n, (net, width, portals_list) in enumerate(pins_by_net):
         for p, portals in enumerate(portals_list):
+            if not portals.nodes.size:
+                continue
+            x, y = lattice.node_xy(portals.nodes)
+            bent = ~np.isnan(portals.bend[:, 0])
             for k in range(portals.nodes.size):
-                lines.append(shapely.LineString(portals.points(k, lattice)))
+                points = [portals.target[k]] + ([portals.bend[k]] if bent[k] else []) + [(x[k], y[k])]
+                coords += points
+                line_of += [len(rows)] * len(points)
                 rows.append((n, p, k, int(portals.nodes[k]) // lattice.plane, net, width, int(portals.nodes[k])))
-    if not lines:
+    if not rows:
         return
     table = np.array(rows, dtype=np.float64)
-    lines = np.array(lines, dtype=object)
+    lines = shapely.linestrings(np.asarray(coords, dtype=np.float64), indices=np.asarray(line_of))
     a, b = STRtree(lines).query(lines, predicate="dwithin", distance=float(table[:, 5].max()) + gap)
     keep = (table[a, 4] != table[b, 4]) & (table[a, 3] == table[b, 3])
     a, b = a[keep], b[keep]
@@ -181,3 +189,23 @@ def mark_stub_conflicts(pins_by_net: list[tuple[int, float, list]], lattice: Lat
         for k, node in pairs:
             blocks[k].append(node)
         portals.blocks = [np.unique(np.array(b, np.int64)) if b else EMPTY for b in blocks]
+
+
+def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tracks, gap: float) -> Portals:
+    """The portals whose stubs keep clear of `tracks` (routed already) of other nets: the half widths plus `gap`."""
+    others = [t for t in tracks if t.net != net]
+    if not others or not portals.nodes.size:
+        return portals
+    bodies = [shapely.LineString([t.start, t.end]) for t in others]
+    tree = STRtree(bodies)
+    keep = np.ones(portals.nodes.size, bool)
+    for k in range(portals.nodes.size):
+        layer = lattice.layers[int(portals.nodes[k]) // lattice.plane]
+        line = shapely.LineString(portals.points(k, lattice))
+        for j in tree.query(line, predicate="dwithin", distance=gap + width / 2 + max(t.width for t in others) / 2):
+            t = others[j]
+            if t.layer == layer and line.distance(bodies[j]) < gap + (width + t.width) / 2:
+                keep[k] = False
+                break
+    return Portals(portals.nodes[keep], portals.length[keep], portals.target[keep], portals.pad[keep],
+                   portals.bend[keep], [b for b, k in zip(portals.blocks, keep) if k] if portals.blocks else [])

@@ -24,18 +24,24 @@ class Radii:
     via_via: float
 
 
-def class_radii(cls, rules, margin: float) -> Radii:
-    clr = rules.max_clearance
-    w_max = max(c.track_width for c in rules.classes.values())
-    via_max = max(c.via_diameter for c in rules.classes.values())
-    drill_max = max(c.via_drill for c in rules.classes.values())
-    via_via = max(cls.via_diameter / 2 + clr + via_max / 2, cls.via_drill / 2 + rules.hole_to_hole + drill_max / 2,
-                  cls.via_drill / 2 + rules.hole_clearance + via_max / 2, cls.via_diameter / 2 + rules.hole_clearance
-                  + drill_max / 2)
-    # a via's copper keeps the clearance from a track, and its hole the hole clearance
-    via_reach = max(cls.via_diameter / 2 + clr, cls.via_drill / 2 + rules.hole_clearance)
-    track_reach = max(cls.track_width / 2 + clr + via_max / 2, cls.track_width / 2 + rules.hole_clearance + drill_max / 2)
-    return Radii(cls.track_width + clr + margin, track_reach + margin, via_reach + w_max / 2 + margin, via_via + margin)
+def class_radii(cls, rules, margin: float, classes=None) -> Radii:
+    """The cover radii of a net of class `cls` among nets of `classes` (default: the rules' classes).
+
+    A conflict counts when either side's cover holds the other, so a track's cover over tracks only needs to reach
+    tracks no wider than its own: the wider of two covers the pair (the two half widths plus the larger of the two
+    clearances). Track and via covers reach every via and track, so that the prices a search sees for placing a via
+    already count the tracks near it; a via's copper keeps the clearance and its hole the hole clearance. Between
+    two vias, copper, holes and hole-to-hole all count."""
+    classes = list(classes if classes is not None else rules.classes.values()) + [cls]
+    clr = lambda other: max(cls.clearance, other.clearance)
+    hclr, h2h = rules.hole_clearance, rules.hole_to_hole
+    w, d, h = cls.track_width, cls.via_diameter, cls.via_drill
+    track_track = max(w / 2 + o.track_width / 2 + clr(o) for o in classes if o.track_width <= w)
+    via_track = max(max(d / 2 + clr(o), h / 2 + hclr) + o.track_width / 2 for o in classes)
+    track_via = max(max(o.via_diameter / 2 + clr(o), o.via_drill / 2 + hclr) + w / 2 for o in classes)
+    via_via = max(max(d / 2 + o.via_diameter / 2 + clr(o), h / 2 + o.via_drill / 2 + h2h, h / 2 + hclr
+                      + o.via_diameter / 2, d / 2 + hclr + o.via_drill / 2) for o in classes if o.via_diameter <= d)
+    return Radii(track_track + margin, track_via + margin, via_track + margin, via_via + margin)
 
 
 @dataclass
@@ -52,6 +58,7 @@ class Connection:
     path: np.ndarray                                   # flat node indices, source first
     stubs: list[Stub] = field(default_factory=list)    # pad stubs at its ends
     parent: "Connection | None" = field(default=None, repr=False)   # the connection its path starts on, if any
+    size: object = None                                # its track and via sizes (the task's NetClassRules)
     _vias: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def vias(self, lattice: Lattice) -> np.ndarray:
@@ -151,24 +158,32 @@ class Occupancy:
             self._stub_covers[key] = near_segment(self.lattice, layer, a, b, radius)
         return self._stub_covers[key]
 
-    def footprint(self, route: NetRoute, radii: Radii) -> None:
-        """Fill route.cover_track (flat nodes) and route.cover_via (flat row/col) from its paths, vias and stubs."""
+    def footprint(self, route: NetRoute, radii) -> None:
+        """Fill route.cover_track (flat nodes) and route.cover_via (flat row/col) from its paths, vias and stubs.
+        radii(size) gives the cover radii of a connection of that size (its net class, or a necked variant)."""
         lat = self.lattice
-        nodes, sites = route.nodes(), route.via_sites(lat)
-        layer, row, col = lat.unravel(nodes)
-        srow, scol = np.divmod(sites, lat.cols)
         all_layers = np.arange(len(lat.layers))
-        track = [spread(lat, layer, row, col, self.disc(radii.track_track)),
-                 spread(lat, None, srow, scol, self.disc(radii.via_track), all_layers)]
-        via = [spread(lat, None, row, col, self.disc(radii.track_via)),
-               spread(lat, None, srow, scol, self.disc(radii.via_via))]
-        for stub in route.stubs:
-            for a, b in zip(stub.points, stub.points[1:]):
-                track.append(self.stub_cover(stub.layer, a, b, radii.track_track))
-                via.append(self.stub_cover(None, a, b, radii.track_via))
-            track.append(stub.blocks)
-        route.cover_track = union(track, lat.size)
-        route.cover_via = union(via, lat.plane)
+        track, via = [], []
+        by_size: dict = {}
+        for conn in route.connections:
+            by_size.setdefault(conn.size, []).append(conn)
+        for size, conns in by_size.items():
+            r = radii(size)
+            nodes = np.unique(np.concatenate([c.path for c in conns]))
+            sites = np.unique(np.concatenate([c.vias(lat) for c in conns]))
+            layer, row, col = lat.unravel(nodes)
+            srow, scol = np.divmod(sites, lat.cols)
+            track += [spread(lat, layer, row, col, self.disc(r.track_track)),
+                      spread(lat, None, srow, scol, self.disc(r.via_track), all_layers)]
+            via += [spread(lat, None, row, col, self.disc(r.track_via)),
+                    spread(lat, None, srow, scol, self.disc(r.via_via))]
+            for stub in (s for c in conns for s in c.stubs):
+                for a, b in zip(stub.points, stub.points[1:]):
+                    track.append(self.stub_cover(stub.layer, a, b, r.track_track))
+                    via.append(self.stub_cover(None, a, b, r.track_via))
+                track.append(stub.blocks)
+        route.cover_track = union(track, lat.size) if track else np.zeros(0, np.int64)
+        route.cover_via = union(via, lat.plane) if via else np.zeros(0, np.int64)
 
     def add(self, route: NetRoute, sign: int) -> None:
         """Add (sign +1) or remove (-1) a route's footprint: the same arrays, both ways."""

@@ -11,7 +11,7 @@ from ..board.model import Board, Pad
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
 from ..lattice.obstacles import FREE, Obstacles, Profile
-from ..lattice.portals import Portals, mark_stub_conflicts, pin_portals
+from ..lattice.portals import Portals, keep_clear_of, mark_stub_conflicts, pin_portals
 from ..mst import boruvka, complete_edges, connection_order
 
 
@@ -39,12 +39,14 @@ class NetTask:
 VIA_ROOM_MM = 1.0      # a pad on one outer layer needs a via site this near (a BGA ball's dog-bone is at 0.57 mm)
 
 
-def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, layer_index, lattice, config):
+def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, layer_index, lattice, config,
+                   smallest: bool = False):
     """Pins with portals at the net class's width and via size. Where a pad cannot be reached at that width (a wide
     power track into a fine-pitch pad), the narrowest class width in use, then the board's minimum width; where a
     pad on one outer layer has no room for the class's via near it (an inner ball of a BGA), the smallest via the
     board allows (a dog-bone fan-out). KiCad's DRC checks the board's minimums, not the class's sizes, so necking a
-    net down stays legal. Returns (class used, pins, blocked pad names)."""
+    net down stays legal. smallest: the narrowest and smallest first. Returns (class used, pins, blocked pad
+    names)."""
     widths = sorted({min(c.track_width for c in rules.classes.values()), rules.min_track_width} - {0.0}, reverse=True)
     necked = [cls] + [replace(cls, name=f"{cls.name}, necked to {w:g}", track_width=w)
                       for w in widths if w < cls.track_width]
@@ -56,7 +58,7 @@ def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, l
             candidates.append(replace(c, name=f"{c.name}, vias {small[0]:g}/{small[1]:g}", via_diameter=small[0],
                                       via_drill=min(small[1], c.via_drill)))
     tried = []
-    for candidate in candidates:
+    for candidate in reversed(candidates) if smallest else candidates:
         profile = profiles[candidate]
         pins, blocked, starved = [], [], False
         for group in clusters:
@@ -96,10 +98,11 @@ def spanning_tree(n: int, u, v, w, on_gpu: bool) -> np.ndarray:
 
 
 def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: Lattice, config,
-                only: set[str] | None = None, on_gpu: bool = False, pieces=(), tracks=(), vias=()) -> list[NetTask]:
+                only: set[str] | None = None, on_gpu: bool = False, pieces=(), tracks=(), vias=(),
+                smallest: bool = False) -> list[NetTask]:
     """One task per net whose pads are not yet one group: groups of pads that the board's tracks and vias (and the
-    given new ones), or the zone fills KiCad will make (pieces), already join are one pin each."""
-    layer_index = {name: i for i, name in enumerate(board.copper_layers)}
+    given new ones), or the zone fills KiCad will make (pieces), already join are one pin each. smallest: route at
+    the board's smallest track and via, not the class's."""
     tasks = []
     names = board.net_names
     for net, groups in sorted(pad_groups(board, tracks, vias, pieces).items()):
@@ -113,18 +116,50 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
         labels = np.repeat(np.arange(len(clusters)), [len(g) for g in clusters])
         u, v, w = complete_edges(points, labels)
         order = connection_order(len(clusters), u, v, spanning_tree(len(clusters), u, v, w, on_gpu))
-        cls, pins, blocked = reachable_pins([clusters[i] for i in order], rules.for_net(net), rules, profiles,
-                                            layer_index, lattice, config)
-        notes = []
-        wanted = rules.for_net(net)
-        if cls.track_width < wanted.track_width:
-            notes.append(f"net {name}: routed {cls.track_width:g} mm wide (class {wanted.name}): some of its pads are "
-                         f"too close to their neighbours for {wanted.track_width:g} mm")
-        if cls.via_diameter < wanted.via_diameter:
-            notes.append(f"net {name}: vias of {cls.via_diameter:g}/{cls.via_drill:g} mm (class {wanted.name}): "
-                         f"some of its pads have no room for a {wanted.via_diameter:g} mm via near them")
-        profile = profiles[cls]
-        tasks.append(NetTask(net, name, cls, profile, pins, blocked, notes))
-    mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in tasks], lattice,
-                        rules.max_clearance + config.clearance_margin)
+        tasks.append(make_task(net, name, [clusters[i] for i in order], board, rules, profiles, lattice, config,
+                               smallest))
+    gap = rules.max_clearance + config.clearance_margin
+    if tracks:                  # joining what routing left apart: stubs must keep clear of the tracks made so far
+        for t in tasks:
+            for pin in t.pins:
+                pin.portals = keep_clear_of(pin.portals, t.net, t.rules.track_width, lattice, tracks, gap)
+            t.blocked = ["/".join(p.name for p in pin.pads) for pin in t.pins if not pin.portals.nodes.size]
+    mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in tasks], lattice, gap)
     return tasks
+
+
+def make_task(net: int, name: str, clusters, board, rules, profiles, lattice, config, smallest: bool) -> NetTask:
+    """The task of joining the clusters (in connection order), with the sizes that reach every pad."""
+    layer_index = {layer: i for i, layer in enumerate(board.copper_layers)}
+    wanted = rules.for_net(net)
+    cls, pins, blocked = reachable_pins(clusters, wanted, rules, profiles, layer_index, lattice, config, smallest)
+    notes = []
+    if cls.track_width < wanted.track_width:
+        notes.append(f"net {name}: some of it routed {cls.track_width:g} mm wide (class {wanted.name}: "
+                     f"{wanted.track_width:g} mm), where the class width found no room")
+    if cls.via_diameter < wanted.via_diameter:
+        notes.append(f"net {name}: some of its vias {cls.via_diameter:g}/{cls.via_drill:g} mm (class {wanted.name}: "
+                     f"{wanted.via_diameter:g}/{wanted.via_drill:g} mm), where the class's via found no room")
+    return NetTask(net, name, cls, profiles[cls], pins, blocked, notes)
+
+
+def necked(task: NetTask, board, rules, profiles, lattice, config) -> NetTask | None:
+    """The task again at the board's smallest track and via, or None when it already has them."""
+    new = make_task(task.net, task.name, [pin.pads for pin in task.pins], board, rules, profiles, lattice, config,
+                    smallest=True)
+    smaller = (new.rules.track_width < task.rules.track_width or new.rules.via_diameter < task.rules.via_diameter)
+    return new if smaller and not new.blocked else None
+
+
+def neck_tasks(tasks: list[NetTask], nets: set[int], board, rules, profiles, lattice, config):
+    """The tasks with those of `nets` at the board's smallest sizes where they are larger; and the nets changed."""
+    out, changed = [], set()
+    for t in tasks:
+        new = necked(t, board, rules, profiles, lattice, config) if t.net in nets else None
+        out.append(new or t)
+        if new is not None:
+            changed.add(t.net)
+    if changed:
+        mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in out], lattice,
+                            rules.max_clearance + config.clearance_margin)
+    return out, changed

@@ -30,6 +30,7 @@ class Negotiation:
     stopped_early: str = ""                                # why the loop ended before converging
     search_seconds: float = 0.0                            # of the whole, waiting for the search engine
     context: "Context | None" = field(default=None, repr=False)   # the prices and occupancy it ended with
+    tasks: list = field(default_factory=list)              # the tasks it ended with (some necked)
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Context:
     search_seconds: float = 0.0
     should_stop: object = lambda: ""   # a reason to stop now (Ctrl-C, time limit), checked between searches
     roi_margin: dict = field(default_factory=dict)   # net -> ROI margin in mm, grown while the net stays in conflict
+    radii: object = None              # size -> cover radii (ctx_radii)
 
     def margin(self, net: int) -> float:
         return self.roi_margin.get(net, self.config.roi_margin)
@@ -53,11 +55,30 @@ class Context:
         return CostSnapshot(self.lattice, self.occ, self.pres, self.config, self.strict, self.device_costs)
 
 
+def ctx_radii(rules, margin: float, classes: set):
+    """size (a NetClassRules) -> its cover radii among the classes routed, remembered; a size not seen before (a
+    necked variant made later) joins them."""
+    known: dict = {}
+
+    def radii(size):
+        if size not in known:
+            classes.add(size)
+            known.clear()
+            known.update({c: class_radii(c, rules, margin, classes) for c in classes})
+        return known[size]
+    return radii
+
+
 def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=None,
-              should_stop=lambda: "") -> Negotiation:
+              should_stop=lambda: "", neck=None) -> Negotiation:
+    """neck(tasks, nets) -> (tasks, nets changed): the tasks with those nets at smaller sizes, asked for once when
+    the shared nodes stop falling or half the iterations are spent; the nets it changes are ripped up and
+    negotiation goes on."""
     occ = Occupancy(lattice)
-    radii = {t.net: class_radii(t.rules, rules, config.clearance_margin) for t in tasks}
-    ctx = Context(lattice, occ, engine, config, rules, config.pres_fac_initial, should_stop=should_stop)
+    classes = {t.rules for t in tasks}
+    radii = ctx_radii(rules, config.clearance_margin, classes)
+    ctx = Context(lattice, occ, engine, config, rules, config.pres_fac_initial, should_stop=should_stop,
+                  radii=radii)
     if engine.name == "gpu":
         from .device_costs import DeviceCosts
         ctx.device_costs = DeviceCosts(occ)
@@ -77,7 +98,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
                 if old is not None and should_stop() and len(route.connections) < len(old.connections):
                     route = old             # stopped part-way: the last full attempt joins more pins
                 else:
-                    occ.footprint(route, radii[t.net])
+                    occ.footprint(route, radii)
                 occ.add(route, +1)
                 routes[t.net] = route
             why = should_stop()
@@ -96,6 +117,14 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             break
         best_shared, since_best = (shared, 0) if best_shared is None or shared < best_shared else (best_shared,
                                                                                                   since_best + 1)
+        if neck is not None and (since_best >= config.stall_iterations or iteration >= config.max_iterations // 2):
+            tasks, changed = neck(tasks, {t.net for t in pending})
+            neck = None
+            for net in changed:             # rip up: they come back narrower, as new tasks
+                occ.add(routes.pop(net), -1)
+            pending = [t for t in tasks if t.net in {p.net for p in pending}]
+            best_shared, since_best = None, 0
+            continue
         if since_best >= config.stall_iterations:
             why = f"no progress in {since_best} iterations"
             break
@@ -106,7 +135,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     dropped = drop_conflicts(tasks, routes, occ, radii)
     if dropped:
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
-    return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds, ctx)
+    return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds, ctx, tasks)
 
 
 def reconnect(tasks: list[NetTask], outcome: Negotiation) -> None:
@@ -126,7 +155,7 @@ def reconnect(tasks: list[NetTask], outcome: Negotiation) -> None:
         ctx.occ.add(route, -1)
         for conn in new.connections:
             route.add(conn)
-        ctx.occ.footprint(route, class_radii(t.rules, ctx.rules, ctx.config.clearance_margin))
+        ctx.occ.footprint(route, ctx.radii)
         ctx.occ.add(route, +1)
     ctx.strict = False
 
@@ -141,11 +170,11 @@ def repair(tasks: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, ra
         old = routes[t.net]
         occ.add(old, -1)
         new = route_batch([t], ctx)[0]
-        occ.footprint(new, radii[t.net])
+        occ.footprint(new, radii)
         if len(new.connections) > len(old.connections) and not occ.conflicts_with_others(new):
             routes[t.net] = new
         else:
-            occ.footprint(old, radii[t.net])
+            occ.footprint(old, radii)
         occ.add(routes[t.net], +1)
     ctx.strict = False
 
@@ -208,7 +237,7 @@ def drop_conflicts(tasks, routes, occ, radii) -> list[int]:
         route = routes[t.net]
         occ.add(route, -1)
         route.failed += ["congestion: no room left beside its neighbours"] * route.remove(i)
-        occ.footprint(route, radii[t.net])
+        occ.footprint(route, radii)
         occ.add(route, +1)
         dropped.append(t.net)
 
@@ -298,7 +327,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
                 misses.append(g)
             continue
         path = to_global(lat, res.path, rows, cols, shape)
-        conn = Connection(path, [stub(lat, g.task.pins[j].portals, res.sink)])
+        conn = Connection(path, [stub(lat, g.task.pins[j].portals, res.sink)], size=g.task.rules)
         start = np.flatnonzero(src == path[0])
         if start.size and start[0] >= tree_size:
             # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too
