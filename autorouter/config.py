@@ -31,9 +31,10 @@ class RouterConfig:
     # Most nets searched together in one engine call; nets of one batch never share a region, so this only trades
     # memory for speed.
     batch_size: int = 16
-    # Track and via sizes: "class" (each net class's, smaller only where a pad or a congested area needs it) or
-    # "smallest" (the board's minimum track width and smallest via throughout: the most room, thinner copper).
-    sizes: str = "class"
+    # Track and via sizes: "class" (each net class's, smaller only where a pad or congestion needs it), "compact"
+    # (classes no wider than Default at the board's minimum width and smallest via, wider ones at their own), or
+    # "smallest" (every net at the board's minimums: the most room, the thinnest copper).
+    sizes: str = "compact"
     # Cost of a via, in lattice steps; higher gives fewer vias and longer tracks.
     via_cost: float = 8.0
     # Cost multiplier for a step against a layer's preferred direction (F.Cu horizontal, then alternating).
@@ -84,7 +85,7 @@ class RouterConfig:
             "hist_fac": (0 <= self.hist_fac <= 1e6, "0 .. 1e6"),
             "time_limit": (self.time_limit >= 0, ">= 0 seconds"),
             "backend": (self.backend in ("auto", "cpu", "gpu"), "auto, cpu or gpu"),
-            "sizes": (self.sizes in ("class", "smallest"), "class or smallest"),
+            "sizes": (self.sizes in ("class", "compact", "smallest"), "class, compact or smallest"),
             "default_track_width": (0 < self.default_track_width <= 10, "> 0 and <= 10 mm"),
             "default_clearance": (0 < self.default_clearance <= 10, "> 0 and <= 10 mm"),
             "default_via_diameter": (0 < self.default_via_diameter <= 10, "> 0 and <= 10 mm"),

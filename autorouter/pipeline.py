@@ -47,7 +47,7 @@ class RouteResult:
         out = {}
         for net in self.missing:
             route = self.routes.get(net)
-            reason = route.failed[-1] if route is not None and route.failed else (
+            reason = route.failed[0] if route is not None and route.failed else (
                 "not routed (stopped before reaching it)" if route is None else "the zone fill leaves it apart")
             out[names.get(net, str(net))] = reason
         return out
@@ -59,9 +59,9 @@ class RouteResult:
 
 def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
     """Half of the narrowest track plus the largest clearance: nets of the narrowest class can then run on every
-    other lattice line. With config.sizes "smallest", the narrowest is the board's minimum width."""
+    other lattice line. Unless config.sizes is "class", the narrowest is the board's minimum width."""
     narrowest = min(c.track_width for c in rules.classes.values())
-    if config.sizes == "smallest" and rules.min_track_width:
+    if config.sizes != "class" and rules.min_track_width:
         narrowest = min(narrowest, rules.min_track_width)
     return (narrowest + rules.max_clearance + config.clearance_margin) / 2
 
@@ -111,8 +111,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     timings["lattice"] = time.monotonic() - t0
     engine, engine_note = engine or make_search_engine(config)
     t0 = time.monotonic()
-    tasks = build_tasks(board, rules, profiles, lattice, config, nets, on_gpu=engine.name == "gpu", pieces=pieces,
-                        smallest=config.sizes == "smallest")
+    tasks = build_tasks(board, rules, profiles, lattice, config, nets, on_gpu=engine.name == "gpu", pieces=pieces)
     scope = {net for net, name in board.net_names.items() if net and (nets is None or name in nets)}
     needed = sum(len(g) - 1 for net, g in pad_groups(board, pieces=pieces).items() if net in scope)
     timings["pins and MST"] = time.monotonic() - t0

@@ -117,7 +117,7 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
         u, v, w = complete_edges(points, labels)
         order = connection_order(len(clusters), u, v, spanning_tree(len(clusters), u, v, w, on_gpu))
         tasks.append(make_task(net, name, [clusters[i] for i in order], board, rules, profiles, lattice, config,
-                               smallest))
+                               smallest or prefers_smallest(rules.for_net(net), rules, config)))
     gap = rules.max_clearance + config.clearance_margin
     if tracks:                  # joining what routing left apart: stubs must keep clear of the tracks made so far
         for t in tasks:
@@ -126,6 +126,15 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
             t.blocked = ["/".join(p.name for p in pin.pads) for pin in t.pins if not pin.portals.nodes.size]
     mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in tasks], lattice, gap)
     return tasks
+
+
+def prefers_smallest(cls: NetClassRules, rules: DesignRules, config) -> bool:
+    """Whether nets of this class start at the board's smallest sizes (config.sizes): all of them ("smallest"), or
+    those of classes no wider than KiCad's Default class, whose sizes say no more than "the usual" ("compact"); a
+    wider class (power) keeps its own."""
+    default = rules.classes.get("Default")
+    return config.sizes == "smallest" or (config.sizes == "compact" and default is not None
+                                          and cls.track_width <= default.track_width)
 
 
 def make_task(net: int, name: str, clusters, board, rules, profiles, lattice, config, smallest: bool) -> NetTask:

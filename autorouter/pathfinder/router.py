@@ -154,7 +154,15 @@ def reconnect(tasks: list[NetTask], outcome: Negotiation) -> None:
             continue
         ctx.occ.add(route, -1)
         for conn in new.connections:
+            # the walls keep the new copper out of the others' covers; its own cover must not hold them either (a
+            # larger via reaches farther than a smaller neighbour's cover)
+            if conn.parent is not None and all(c is not conn.parent for c in route.connections):
+                continue
             route.add(conn)
+            ctx.occ.footprint(route, ctx.radii)
+            if ctx.occ.conflicts_with_others(route):
+                route.remove(len(route.connections) - 1)
+                route.failed.append("no room left beside its neighbours")
         ctx.occ.footprint(route, ctx.radii)
         ctx.occ.add(route, +1)
     ctx.strict = False

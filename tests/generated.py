@@ -1,0 +1,142 @@
+"""Small generated boards, one per failure class that real boards showed, built on the example generator's Board:
+a keep-out frame with a hole, a 0.4 mm QFN, a 0.8 mm BGA, a pad with a wide solder-mask opening, a ground zone with
+thermal reliefs, a congested through-hole channel."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from make_examples import Board, project, uid  # noqa: E402
+
+
+class TestBoard(Board):
+    """The example Board plus zones and rule areas, and a project with the board's minimums."""
+
+    def __init__(self, name: str, layers: int, width: float, height: float):
+        super().__init__(name, layers, width, height)
+        self.extra: list[str] = []
+
+    def zone(self, net: str | None, layers: list[str], outline: list[tuple], holes=(), keepout: bool = False,
+             thermal=(0.3, 0.4)) -> None:
+        polygons = "".join("\n\t\t(polygon\n\t\t\t(pts" + "".join(f" (xy {x:g} {y:g})" for x, y in ring) + ")\n\t\t)"
+                           for ring in [outline, *holes])
+        if net and net not in self.nets:
+            self.nets.append(net)
+        net_part = f'\n\t\t(net {self.nets.index(net) + 1 if net else 0})\n\t\t(net_name "{net or ""}")'
+        rules = ("\n\t\t(keepout\n\t\t\t(tracks not_allowed)\n\t\t\t(vias not_allowed)\n\t\t\t(pads allowed)"
+                 "\n\t\t\t(copperpour not_allowed)\n\t\t\t(footprints allowed)\n\t\t)") if keepout else ""
+        fill = "" if keepout else (f"\n\t\t(connect_pads\n\t\t\t(clearance 0.3)\n\t\t)\n\t\t(min_thickness 0.25)"
+                                   f"\n\t\t(fill yes\n\t\t\t(thermal_gap {thermal[0]:g})"
+                                   f"\n\t\t\t(thermal_bridge_width {thermal[1]:g})\n\t\t)")
+        names = " ".join(f'"{layer}"' for layer in layers)
+        self.extra.append(f"\t(zone{net_part}\n\t\t(layers {names})\n\t\t(uuid \"{uid(self.name, 'zone', len(self.extra))}\")"
+                          f"\n\t\t(hatch edge 0.5){fill}{rules}{polygons}\n\t)")
+
+    def text(self) -> str:
+        base = super().text()
+        return base[:base.rindex(")")] + "".join(z + "\n" for z in self.extra) + ")\n"
+
+
+def write(board: TestBoard, folder: Path, classes=None, minimums=None) -> Path:
+    """The board and its project (the example project, with other classes or minimums where given)."""
+    path = folder / f"{board.name}.kicad_pcb"
+    path.write_text(board.text())
+    data = json.loads(project(board.name))
+    if classes:
+        data["net_settings"]["classes"] = classes
+    if minimums:
+        data["board"]["design_settings"]["rules"].update(minimums)
+    (folder / f"{board.name}.kicad_pro").write_text(json.dumps(data, indent=2))
+    return path
+
+
+def default_class(track=0.25, clearance=0.2, via=0.6, drill=0.3) -> list[dict]:
+    return [{"name": "Default", "clearance": clearance, "track_width": track, "via_diameter": via, "via_drill": drill,
+             "priority": 2147483647}]
+
+
+def keepout_frame() -> TestBoard:
+    """A keep-out over the whole board with a hole in the middle, where two resistors wait to be joined."""
+    b = TestBoard("keepout", 2, 30, 20)
+    b.two_pad("R1", "1k", 11, 10, ["A", "B"])
+    b.two_pad("R2", "1k", 19, 10, ["A", "B"])
+    b.zone(None, ["F.Cu", "B.Cu"], [(0, 0), (30, 0), (30, 20), (0, 20)], holes=[[(7, 5), (23, 5), (23, 15), (7, 15)]],
+           keepout=True)
+    return b
+
+
+def qfn(pitch: float = 0.4, per_side: int = 6) -> TestBoard:
+    """A QFN at fine pitch, every pin to a test pad around it."""
+    b = TestBoard("qfn", 2, 24, 24)
+    pads, tests = [], []
+    span = pitch * (per_side - 1) / 2
+    for side in range(4):
+        for k in range(per_side):
+            t = -span + pitch * k
+            n = side * per_side + k
+            x, y, w, h = [(-1.9, t, 0.7, 0.2), (t, 1.9, 0.2, 0.7), (1.9, -t, 0.7, 0.2), (-t, -1.9, 0.2, 0.7)][side]
+            pads.append(b.smd_pad("U1", n + 1, x, y, w, h, f"S{n}"))
+            # the test pads stand on a ring 7 mm out, spread over the side's length
+            u = -6 + 12 * k / (per_side - 1)
+            tests.append((f"S{n}", [(-7, u), (u, 7), (7, -u), (-u, -7)][side]))
+    b.footprint("U1", "QFN-24_P0.4mm", 12, 12, pads, True)
+    for i, (net, (x, y)) in enumerate(tests):
+        b.footprint(f"TP{i + 1}", "TestPoint", 12 + x, 12 + y, [b.smd_pad(f"TP{i + 1}", 1, 0, 0, 0.8, 0.8, net)], True)
+    return b
+
+
+def bga(pitch: float = 0.8, n: int = 5) -> TestBoard:
+    """A BGA at 0.8 mm on four layers: every ball to a test pad in a row below it; the inner balls can only leave by
+    a via between the balls (a dog-bone)."""
+    b = TestBoard("bga", 4, 24, 24)
+    balls, k = [], 0
+    half = pitch * (n - 1) / 2
+    for i in range(n):
+        for j in range(n):
+            balls.append(b.smd_pad("U1", f"{'ABCDEFGH'[i]}{j + 1}", -half + pitch * j, -half + pitch * i, 0.4, 0.4,
+                                   f"B{k}"))
+            k += 1
+    b.footprint("U1", "BGA-25_P0.8mm", 12, 9, balls, True)
+    for t in range(k):
+        x, y = 2 + (t % 13) * 1.6, 18 + (t // 13) * 2.5
+        b.footprint(f"TP{t + 1}", "TestPoint", x, y, [b.smd_pad(f"TP{t + 1}", 1, 0, 0, 0.8, 0.8, f"B{t}")], True)
+    return b
+
+
+def mask_opening() -> TestBoard:
+    """A pad with a wide solder-mask opening right between two pads of another net: the track must go around it."""
+    b = TestBoard("mask", 2, 20, 12)
+    b.two_pad("R1", "1k", 4, 6, ["A", "N1"])
+    b.two_pad("R2", "1k", 16, 6, ["N2", "A"])
+    pad = b.smd_pad("TP1", 1, 0, 0, 1.0, 1.0, "B").replace('(roundrect_rratio 0.25)',
+                                                            '(roundrect_rratio 0.25)\n\t\t\t(solder_mask_margin 0.8)')
+    b.footprint("TP1", "TestPoint", 10, 6, [pad], True)
+    b.footprint("TP2", "TestPoint", 10, 10.5, [b.smd_pad("TP2", 1, 0, 0, 1.0, 1.0, "B")], True)
+    return b
+
+
+def thermal_zone() -> TestBoard:
+    """A GND zone on both layers with through-hole GND pads (thermal reliefs) and a signal that must pass them."""
+    b = TestBoard("thermal", 2, 30, 16)
+    b.footprint("J1", "PinHeader_1x04", 6, 4, [b.tht_pad("J1", i + 1, 0, 2.54 * i, net, i == 0)
+                                               for i, net in enumerate(["GND", "S1", "GND", "S2"])], False)
+    b.footprint("J2", "PinHeader_1x04", 24, 4, [b.tht_pad("J2", i + 1, 0, 2.54 * i, net, i == 0)
+                                                for i, net in enumerate(["S2", "GND", "S1", "GND"])], False)
+    b.zone("GND", ["F.Cu", "B.Cu"], [(0.5, 0.5), (29.5, 0.5), (29.5, 15.5), (0.5, 15.5)])
+    return b
+
+
+def channel(nets: int = 4) -> TestBoard:
+    """Two through-hole headers with a wall of unconnected through-hole pins between them: each gap of the wall
+    lets one track a layer through, and every pin crosses to the pin opposite in reverse order, so the tracks must
+    share the gaps out and swap layers: congestion that negotiation has to settle."""
+    b = TestBoard("channel", 2, 26, 6 + 2.54 * nets)
+    names = [f"N{i}" for i in range(nets)]
+    b.footprint("J1", "PinHeader", 4, 4, [b.tht_pad("J1", i + 1, 0, 2.54 * i, net, i == 0)
+                                          for i, net in enumerate(names)], False)
+    b.footprint("J2", "PinHeader", 22, 4, [b.tht_pad("J2", i + 1, 0, 2.54 * i, net, i == 0)
+                                           for i, net in enumerate(reversed(names))], False)
+    b.footprint("W1", "Wall", 13, 4 - 2.54, [b.tht_pad("W1", i + 1, 0, 2.54 * i, None) for i in range(nets + 2)], False)
+    return b
