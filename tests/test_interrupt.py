@@ -56,7 +56,7 @@ def test_save_partial_writes_the_routes_so_far(tmp_path):
 
 
 @needs_shared
-@pytest.mark.parametrize("limit", [1, 6])
+@pytest.mark.parametrize("limit", [1, 12])
 def test_time_limit_writes_the_best_result(limit, tmp_path):
     out = tmp_path / "routed.kicad_pcb"
     t0 = time.monotonic()
