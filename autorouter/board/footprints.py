@@ -142,11 +142,12 @@ def read_pad(p: list, ref: str, frame: Frame, copper, nets: NetTable, board_mask
 
 def pad_openings(p: list, pad: Pad, margin: float, copper) -> list[MaskOpening]:
     """The pad's solder-mask openings: its shape grown by its margin, on each mask layer it has. An unplated hole
-    whose pad is no larger than the drill opens nothing (KiCad's null aperture)."""
+    whose pad is no larger than the drill, with no mask margin, opens nothing (KiCad's null aperture)."""
     names = {str(n) for n in atoms(node(p, "layers"))}
     layers = [cu for mask, cu in MASKS.items() if (mask in names or "*.Mask" in names or "F&B.Mask" in names)
               and cu in copper]
-    if not layers or pad.hole is not None and not pad.layers and pad.outline.area <= pad.hole.area + 1e-9:
+    if not layers or pad.hole is not None and not pad.layers and pad.outline.area <= pad.hole.area + 1e-9 \
+            and margin <= 0:
         return []
     shape = geo.grow(pad.outline, margin) if margin else pad.outline
     return [MaskOpening(shape, layer, pad.net) for layer in layers]

@@ -119,6 +119,9 @@ class Board:
     graphics: list[CopperGraphic]
     zones: list[Zone] = field(default_factory=list)    # kept untouched: KiCad refills them after routing
     mask_openings: list[MaskOpening] = field(default_factory=list)
+    bare_vias: tuple[str, ...] = ()          # outer layers where vias are not tented: each opens the mask
+    mask_margin: float = 0.0                 # the board's solder-mask expansion (of pads and bare vias)
+    mask_web: float = 0.0                    # the narrowest solder-mask web between two openings
     warnings: list[str] = field(default_factory=list)
 
     @property

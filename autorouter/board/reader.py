@@ -150,7 +150,9 @@ def build_board(tree: list, path: str, version: int, named: list[str]) -> Board:
     openings = owned_openings(openings, pads)
     return Board(path=path, version=version, copper_layers=copper, outline=board_outline(edges, path),
                  nets=nets.nets(), pads=pads, tracks=tracks, vias=vias, keepouts=keepouts, graphics=graphics,
-                 zones=zones, mask_openings=openings, warnings=warnings)
+                 zones=zones, mask_openings=openings, bare_vias=bare_via_layers(tree, copper),
+                 mask_margin=mask_margin, mask_web=number(node(tree, "setup"), "solder_mask_min_width", 0.0),
+                 warnings=warnings)
 
 
 def area(z: list) -> Polygon:
@@ -188,6 +190,19 @@ def read_zone(z: list, copper: list[str], nets: "NetTable", zones: list, keepout
                       min_thickness=number(z, "min_thickness", 0.0), pad_connection=PAD_CONNECTION.get(mode, "thermal"),
                       thermal_gap=number(fill, "thermal_gap", 0.5), thermal_width=number(fill, "thermal_bridge_width", 0.5),
                       priority=int(number(z, "priority", 0))))
+
+
+def bare_via_layers(tree: list, copper: list[str]) -> tuple[str, ...]:
+    """The outer layers whose vias are not tented. KiCad 9 lists the tented sides, (tenting front back), in the
+    setup; earlier versions said (viasonmask yes) in the plot settings for vias that are bare on both sides."""
+    setup = node(tree, "setup")
+    tenting = node(setup, "tenting")
+    if tenting is not None:
+        sides = {str(a) for a in atoms(tenting)}
+        return tuple(layer for side, layer in (("front", copper[0]), ("back", copper[-1])) if side not in sides)
+    if word(node(setup, "pcbplotparams"), "viasonmask", "no") in ("yes", "true"):
+        return copper[0], copper[-1]
+    return ()
 
 
 def owned_openings(openings: list[MaskOpening], pads: list) -> list[MaskOpening]:

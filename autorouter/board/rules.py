@@ -39,6 +39,9 @@ class DesignRules:
     graphic_clearance: float = 0.0       # what custom rules ask between copper drawings and other copper
     min_track_width: float = 0.0         # the board's minimum (KiCad's DRC checks it, not the class widths)
     small_via: tuple[float, float] | None = None   # (diameter, drill) of the smallest via the board allows
+    bare_vias: bool = False              # vias are not tented: each opens the solder mask
+    bare_via_reach: float = 0.0          # how far a bare via's mask opening reaches past its copper
+    mask_web: float = 0.0                # the narrowest solder-mask web between two openings
 
     def for_net(self, net: int) -> NetClassRules:
         return self.classes.get(self.net_class.get(net, "Default"), self.classes["Default"])
@@ -74,7 +77,7 @@ def load_rules(board: Board, config) -> DesignRules:
                             [f"no {pro.name} beside the board: default rules (track {defaults['track_width']} mm, "
                              f"clearance {defaults['clearance']} mm, via {defaults['via_diameter']}/"
                              f"{defaults['via_drill']} mm)"])
-        return with_custom_rules(rules, board)
+        return with_custom_rules(with_mask(rules, board), board)
     try:
         data = json.loads(pro.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:
@@ -83,7 +86,16 @@ def load_rules(board: Board, config) -> DesignRules:
         raise BoardError(f"{pro}: the project file is not valid JSON (line {e.lineno}: {e.msg})") from None
     if not isinstance(data, dict):
         raise BoardError(f"{pro}: the project file is not a JSON object")
-    return with_custom_rules(rules_from_project(data, board, defaults, str(pro)), board)
+    return with_custom_rules(with_mask(rules_from_project(data, board, defaults, str(pro)), board), board)
+
+
+def with_mask(rules: DesignRules, board: Board) -> DesignRules:
+    """The board's solder-mask facts that bound vias: a bare (untented) via opens the mask by the board's expansion,
+    and two openings of different nets keep the minimum web apart."""
+    rules.mask_web = board.mask_web
+    rules.bare_vias = bool(board.bare_vias)
+    rules.bare_via_reach = max(board.mask_margin, 0.0) if board.bare_vias else 0.0
+    return rules
 
 
 def with_custom_rules(rules: DesignRules, board: Board) -> DesignRules:

@@ -92,6 +92,7 @@ def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = Fals
     edge_violations(board, rules, items, report)
     hole_violations(rules, items, report)
     mask_violations(board, items, report)
+    bare_via_violations(board, rules, items, report)
     dangling_violations(board, items, report)
     report.unrouted = unrouted(board, rules, new_tracks, new_vias)
     return report
@@ -201,6 +202,31 @@ def mask_violations(board, items, report) -> None:
             report.violations.append(Violation("solder_mask_bridge", layer, x, y,
                                                f"{name(board, track)} under the solder-mask opening of "
                                                f"{board.net_name(opening.net) or 'no net'}"))
+
+
+def bare_via_violations(board, rules, items, report) -> None:
+    """Where vias are not tented, each opens the solder mask: its opening (copper grown by the board's expansion)
+    bares nothing of another net, and keeps the minimum web from another net's opening."""
+    for layer in board.bare_vias:
+        vias = [it for it in items if it.checked and it.kind == "via" and layer in it.layers]
+        if not vias:
+            continue
+        holes = [shapely.buffer(it.geom, rules.bare_via_reach) for it in vias]
+        others = [(o.outline, o.net, rules.mask_web) for o in board.mask_openings if o.layer == layer]
+        others += [(it.geom, it.net, 0.0) for it in items if layer in it.layers and it.kind != "hole"]
+        others += [(h, v.net, rules.mask_web) for h, v in zip(holes, vias)]
+        tree = STRtree([g for g, _, _ in others])
+        for via, opening in zip(vias, holes):
+            for j in tree.query(opening, predicate="dwithin", distance=rules.mask_web).tolist():
+                geom, net, web = others[j]
+                if net == via.net or geom is opening or geom is via.geom:
+                    continue
+                if shapely.distance(opening, geom) < web - TOLERANCE or (not web and opening.intersects(geom)):
+                    x, y = via.geom.centroid.coords[0]
+                    report.violations.append(Violation("solder_mask_bridge", layer, x, y,
+                                                       f"the mask opening of {name(board, via)} bridges to "
+                                                       f"{board.net_name(net) or 'no net'}"))
+                    break
 
 
 def dangling_violations(board, items, report) -> None:

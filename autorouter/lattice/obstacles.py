@@ -127,7 +127,9 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
         grown, who = grow(opening.outline, half_w + margin), opening.net or HARD
         stamp(track[index[opening.layer]], lattice, grown, who)
         per_layer[index[opening.layer]].append((grown, who))
-        stamp(via, lattice, grow(opening.outline, via_r + margin), who)       # a via's copper is on both sides
+        # a via's copper is on both sides, and a bare via's mask opening keeps the web from other openings
+        reach = via_r + rules.bare_via_reach + rules.mask_web if opening.layer in board.bare_vias else via_r
+        stamp(via, lattice, grow(opening.outline, reach + margin), who)
     for k in board.keepouts:
         layers = [board.copper_layers.index(n) for n in k.layers]
         if k.no_tracks:

@@ -37,10 +37,14 @@ def class_radii(cls, rules, margin: float, classes=None) -> Radii:
     hclr, h2h = rules.hole_clearance, rules.hole_to_hole
     w, d, h = cls.track_width, cls.via_diameter, cls.via_drill
     track_track = max(w / 2 + o.track_width / 2 + clr(o) for o in classes if o.track_width <= w)
-    via_track = max(max(d / 2 + clr(o), h / 2 + hclr) + o.track_width / 2 for o in classes)
+    # a bare via (not tented) opens the mask: no copper of another net under the opening, and a web between two
+    bare = rules.bare_via_reach if rules.bare_vias else None
+    via_track = max(max(d / 2 + clr(o), h / 2 + hclr, d / 2 + (bare or 0.0)) + o.track_width / 2 for o in classes)
     track_via = max(max(o.via_diameter / 2 + clr(o), o.via_drill / 2 + hclr) + w / 2 for o in classes)
     via_via = max(max(d / 2 + o.via_diameter / 2 + clr(o), h / 2 + o.via_drill / 2 + h2h, h / 2 + hclr
-                      + o.via_diameter / 2, d / 2 + hclr + o.via_drill / 2) for o in classes if o.via_diameter <= d)
+                      + o.via_diameter / 2, d / 2 + hclr + o.via_drill / 2,
+                      d / 2 + o.via_diameter / 2 + 2 * bare + rules.mask_web if bare is not None else 0.0)
+                  for o in classes if o.via_diameter <= d)
     return Radii(track_track + margin, track_via + margin, via_track + margin, via_via + margin)
 
 

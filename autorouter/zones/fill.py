@@ -25,7 +25,7 @@ from shapely.strtree import STRtree
 from ..board.geometry import QUAD_SEGS, ROUND_OUT, circle, grow, place, track_body
 from ..board.model import Board, Pad, Zone
 
-MARGIN = 0.01            # mm more knocked out than KiCad does, and less left of a spoke's end
+MARGIN = 0.02            # mm more knocked out than KiCad does, and less left of a spoke's end
 
 
 @dataclass
