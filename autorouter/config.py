@@ -35,6 +35,10 @@ class RouterConfig:
     # (classes no wider than Default at the board's minimum width and smallest via, wider ones at their own), or
     # "smallest" (every net at the board's minimums: the most room, the thinnest copper).
     sizes: str = "compact"
+    # Let a pad that a zone's fill does not reach join the fill where it is nearest (a via into a plane) instead of
+    # a track to another pad of the net. Experimental: on the corpus it left track ends in fill that other nets'
+    # tracks later cut away, and routed fewer connections on some 2-layer boards.
+    join_fills: bool = False
     # Cost of a via, in lattice steps; higher gives fewer vias and longer tracks.
     via_cost: float = 8.0
     # Cost multiplier for a step against a layer's preferred direction (F.Cu horizontal, then alternating).
@@ -124,8 +128,11 @@ def load_config(path: str | Path | None = None, **overrides) -> RouterConfig:
         if key not in known:
             raise ConfigError(f"unknown config key {key!r} (known: {', '.join(known)})")
         kind = type(getattr(RouterConfig(), key))
+        if (kind is bool) != isinstance(value, bool):          # yes/no only where a switch is asked, and only there
+            raise ConfigError(f"config value {key}={value!r} is not a {'yes/no' if kind is bool else kind.__name__}")
         try:
-            typed[key] = float(value) if kind is float else int(value) if kind is int else str(value)
+            typed[key] = value if kind is bool else float(value) if kind is float else int(value) if kind is int \
+                else str(value)
         except (TypeError, ValueError):
             raise ConfigError(f"config value {key}={value!r} is not a {kind.__name__}") from None
         if kind is int and isinstance(value, float) and value != int(value):

@@ -40,6 +40,7 @@ class RouteResult:
     search_seconds: float = 0.0     # of the "search and negotiation" stage, in the search engine
     connections: int = 0            # joins the nets needed: pad groups that copper and zone fills did not join
     missing: dict[int, int] = field(default_factory=dict)   # net -> joins still missing at the end
+    rois_per_launch: float = 0.0    # mean searches per engine call
 
     def failed_nets(self) -> dict[str, str]:
         """Net name -> reason, for every net with a connection left unrouted."""
@@ -128,4 +129,5 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
         + list(dict.fromkeys(note for t in tasks for note in t.notes))
     missing = {net: len(g) - 1 for net, g in groups.items() if len(g) > 1 and net in scope}
     return RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
-                       engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds, needed, missing)
+                       engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds, needed, missing,
+                       outcome.context.rois / max(outcome.context.launches, 1))

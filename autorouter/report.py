@@ -77,6 +77,7 @@ def summary(board, rules, result, report, written, seconds, interrupted) -> dict
         "seconds": round(seconds, 2),
         "timings_s": {k: round(v, 3) for k, v in result.timings.items()},
         "search_engine_s": round(result.search_seconds, 3),
+        "rois_per_launch": round(result.rois_per_launch, 2),
         "notes": ([] if result.connections else ["nothing to route: every net is already connected or has one pad"])
                  + rules.notes + board.warnings + result.notes
                  + ([f"{board.zone_count} zones kept: refill them in KiCad (press B)"] if board.zone_count else [])

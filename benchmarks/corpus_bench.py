@@ -84,7 +84,8 @@ def route_one(name: str, unrouted: Path, out: Path, args, judge) -> dict:
         row.update(ours_routed=summary["connections_routed"], ours_connections=summary["connections"],
                    ours_violations=summary.get("drc_violations"), ours_by_kind=summary.get("drc_by_kind"),
                    failed=summary.get("failed", {}),
-                   timings=summary.get("timings_s", {}))
+                   timings=summary.get("timings_s", {}), iterations=summary.get("iterations"),
+                   engine_seconds=summary.get("search_engine_s"), rois_per_launch=summary.get("rois_per_launch"))
     except (json.JSONDecodeError, KeyError, TypeError):
         pass
     (out / f"{name}.route.json").write_text(json.dumps(row, indent=1))

@@ -1,6 +1,6 @@
 """Small generated boards, one per failure class that real boards showed, built on the example generator's Board:
 a keep-out frame with a hole, a 0.4 mm QFN, a 0.8 mm BGA, a pad with a wide solder-mask opening, a ground zone with
-thermal reliefs, a congested through-hole channel."""
+thermal reliefs, a ground plane that pads join by vias, a congested through-hole channel."""
 from __future__ import annotations
 
 import json
@@ -125,6 +125,18 @@ def thermal_zone() -> TestBoard:
     b.footprint("J2", "PinHeader_1x04", 24, 4, [b.tht_pad("J2", i + 1, 0, 2.54 * i, net, i == 0)
                                                 for i, net in enumerate(["S2", "GND", "S1", "GND"])], False)
     b.zone("GND", ["F.Cu", "B.Cu"], [(0.5, 0.5), (29.5, 0.5), (29.5, 15.5), (0.5, 15.5)])
+    return b
+
+
+def ground_plane() -> TestBoard:
+    """Decoupling capacitors far apart on the top, a GND plane on the bottom joined to a through-hole GND pin: each
+    capacitor's GND pad should drop a via into the plane beside it, not run a track to another GND pad."""
+    b = TestBoard("plane", 2, 40, 20)
+    b.footprint("J1", "PinHeader_1x02", 4, 8, [b.tht_pad("J1", i + 1, 0, 2.54 * i, net, i == 0)
+                                               for i, net in enumerate(["GND", "VCC"])], False)
+    for i, x in enumerate((14, 24, 34)):
+        b.two_pad(f"C{i + 1}", "100n", x, 10, ["VCC", "GND"], vertical=True)
+    b.zone("GND", ["B.Cu"], [(0.5, 0.5), (39.5, 0.5), (39.5, 19.5), (0.5, 19.5)])
     return b
 
 

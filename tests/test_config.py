@@ -22,6 +22,8 @@ def test_config_yaml_lists_every_field_at_its_default():
     ("colour: blue", "unknown config key 'colour'"),
     ("- a list", "must be a mapping"),
     ("pitch: [", "not valid YAML"),
+    ("max_iterations: true", "max_iterations=True is not a int"),
+    ("join_fills: 1", "join_fills=1 is not a yes/no"),
 ])
 def test_bad_values(tmp_path, text, message):
     path = tmp_path / "c.yaml"

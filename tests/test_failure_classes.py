@@ -2,6 +2,7 @@
 our DRC and, where KiCad is installed, under KiCad's (zones refilled first, as the user presses B)."""
 import importlib.util
 import json
+import math
 import subprocess
 import sys
 
@@ -21,16 +22,17 @@ BOARDS = {
                                                 "min_through_hole_diameter": 0.2, "min_via_annular_width": 0.05})),
     "solder-mask opening": (g.mask_opening, {}),
     "thermal spokes": (g.thermal_zone, {}),
+    "ground plane": (g.ground_plane, {}),
     "congested through-hole channel": (g.channel, {}),
 }
 
 
-def route(name, tmp_path):
+def route(name, tmp_path, *options):
     builder, project = BOARDS[name]
     src = g.write(builder(), tmp_path, **project)
     out = tmp_path / "routed.kicad_pcb"
     proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
-                           "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+                           "--backend", "cpu", *options], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     info = json.loads(proc.stdout)
     assert info["connections_routed"] == info["connections"] > 0 and info["drc_violations"] == 0, info
@@ -76,3 +78,15 @@ def test_zone_joins_its_pads_and_keeps_their_spokes(tmp_path):
     gnd = next(n.number for n in board.nets if n.name == "GND")
     assert info["connections"] == 2                          # S1 and S2: the zone joins the four GND pads
     assert not [t for t in board.tracks if t.net == gnd]
+
+
+def test_pads_join_a_plane_by_a_via_beside_them(tmp_path):
+    config = tmp_path / "join.yaml"
+    config.write_text("join_fills: yes\n")
+    out, info = route("ground plane", tmp_path, "--config", str(config))
+    board = load_board(out)
+    gnd = next(n.number for n in board.nets if n.name == "GND")
+    gnd_tracks = [t for t in board.tracks if t.net == gnd]
+    assert info["connections"] == 6                          # three GND pads to the plane, VCC to four pads
+    assert len([v for v in board.vias if v.net == gnd]) == 3
+    assert sum(math.dist(t.start, t.end) for t in gnd_tracks) < 3 * 2.0   # a short stub each, not tracks between

@@ -93,8 +93,9 @@ def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = Fals
     hole_violations(rules, items, report)
     mask_violations(board, items, report)
     bare_via_violations(board, rules, items, report)
-    dangling_violations(board, items, report)
-    report.unrouted = unrouted(board, rules, new_tracks, new_vias)
+    pieces = predict(board, rules, new_tracks, new_vias)
+    dangling_violations(board, items, report, pieces)
+    report.unrouted = unrouted(board, new_tracks, new_vias, pieces)
     return report
 
 
@@ -229,9 +230,10 @@ def bare_via_violations(board, rules, items, report) -> None:
                     break
 
 
-def dangling_violations(board, items, report) -> None:
-    """A new track end that touches no other copper of its net on its layer."""
+def dangling_violations(board, items, report, pieces=()) -> None:
+    """A new track end that touches no other copper of its net on its layer (a zone's fill counts)."""
     copper = [it for it in items if it.kind in ("pad", "track", "via") and it.net]
+    copper += [Item(p.shape, frozenset([p.layer]), p.net, "fill", False) for p in pieces]
     tree = STRtree([it.geom for it in copper])
     for k, it in enumerate(copper):
         if not (it.checked and it.kind == "track"):
@@ -244,8 +246,8 @@ def dangling_violations(board, items, report) -> None:
                                                    f"{name(board, it)}: an end touches nothing of its net"))
 
 
-def unrouted(board: Board, rules, new_tracks=(), new_vias=()) -> dict[str, int]:
-    """Per net: pad groups that its copper, and the zone fills KiCad will make around it, do not join, minus one."""
-    pieces = predict(board, rules, new_tracks, new_vias)
+def unrouted(board: Board, new_tracks=(), new_vias=(), pieces=()) -> dict[str, int]:
+    """Per net: pad groups that its copper, and the zone fills KiCad will make around it (pieces), do not join,
+    minus one."""
     return {board.net_name(net): len(groups) - 1
             for net, groups in pad_groups(board, new_tracks, new_vias, pieces).items() if len(groups) > 1}

@@ -209,3 +209,31 @@ def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tr
                 break
     return Portals(portals.nodes[keep], portals.length[keep], portals.target[keep], portals.pad[keep],
                    portals.bend[keep], [b for b, k in zip(portals.blocks, keep) if k] if portals.blocks else [])
+
+
+PLANE_SPACING_MM = 0.4     # spacing of the nodes a net may join its own zone fill at
+
+
+def fill_nodes(pieces, net: int, layer_index: dict[str, int], profile: Profile, lattice: Lattice,
+               inset: float) -> np.ndarray:
+    """Lattice nodes inside the net's own zone fill pieces, at least `inset` (a via's radius and a margin) from the
+    fill's edge, where the net may put a track and a via: a path that ends there joins the fill (a via into a plane),
+    so a pad the fill does not reach needs no track to another pad. Every few nodes, not all: a plane is large."""
+    stride = max(1, int(round(PLANE_SPACING_MM / lattice.pitch)))
+    parts = []
+    for piece in pieces:
+        l = layer_index.get(piece.layer)
+        inner = piece.shape.buffer(-inset) if l is not None else None
+        if inner is None or inner.is_empty:
+            continue
+        rows, cols = lattice.window(*inner.bounds)
+        r0, c0 = -(-rows.start // stride) * stride, -(-cols.start // stride) * stride     # one grid for all
+        rr, cc = np.mgrid[r0:rows.stop:stride, c0:cols.stop:stride]
+        rr, cc = rr.ravel(), cc.ravel()
+        x, y = lattice.xy(rr, cc)
+        inside = shapely.contains_xy(inner, x, y)
+        rr, cc = rr[inside], cc[inside]
+        track, via = profile.track_owner[l, rr, cc], profile.via_owner[rr, cc]
+        ok = ((track == FREE) | (track == net)) & ((via == FREE) | (via == net))
+        parts.append(lattice.index(l, rr[ok], cc[ok]).astype(np.int64))
+    return np.unique(np.concatenate(parts)) if parts else EMPTY

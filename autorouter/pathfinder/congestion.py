@@ -63,6 +63,7 @@ class Connection:
     stubs: list[Stub] = field(default_factory=list)    # pad stubs at its ends
     parent: "Connection | None" = field(default=None, repr=False)   # the connection its path starts on, if any
     size: object = None                                # its track and via sizes (the task's NetClassRules)
+    in_fill: list[int] = field(default_factory=list)   # path ends that join the net's zone fill (no pad stub)
     _vias: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def vias(self, lattice: Lattice) -> np.ndarray:

@@ -11,7 +11,7 @@ from ..board.model import Board, Pad
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
 from ..lattice.obstacles import FREE, Obstacles, Profile
-from ..lattice.portals import Portals, keep_clear_of, mark_stub_conflicts, pin_portals
+from ..lattice.portals import EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pin_portals
 from ..mst import boruvka, complete_edges, connection_order
 
 
@@ -19,6 +19,8 @@ from ..mst import boruvka, complete_edges, connection_order
 class Pin:
     pads: list[Pad]
     portals: Portals
+    pieces: list = field(default_factory=list)                # the zone fill pieces that join its pads
+    fill: np.ndarray = field(default_factory=lambda: EMPTY)   # nodes in them where a path may end (no stub)
 
 
 @dataclass
@@ -105,11 +107,16 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
     the board's smallest track and via, not the class's."""
     tasks = []
     names = board.net_names
+    piece_of: dict[int, list[int]] = {}
+    for k, piece in enumerate(pieces):
+        for i in piece.pads:
+            piece_of.setdefault(i, []).append(k)
     for net, groups in sorted(pad_groups(board, tracks, vias, pieces).items()):
         name = names.get(net, str(net))
         if only is not None and name not in only:
             continue
         clusters = [[board.pads[i] for i in group] for group in groups]
+        fills = [[pieces[k] for k in sorted({k for i in group for k in piece_of.get(i, ())})] for group in groups]
         if len(clusters) < 2:
             continue
         points = np.array([(p.x, p.y) for group in clusters for p in group])
@@ -117,7 +124,8 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
         u, v, w = complete_edges(points, labels)
         order = connection_order(len(clusters), u, v, spanning_tree(len(clusters), u, v, w, on_gpu))
         tasks.append(make_task(net, name, [clusters[i] for i in order], board, rules, profiles, lattice, config,
-                               smallest or prefers_smallest(rules.for_net(net), rules, config)))
+                               smallest or prefers_smallest(rules.for_net(net), rules, config),
+                               [fills[i] for i in order]))
     gap = rules.max_clearance + config.clearance_margin
     if tracks:                  # joining what routing left apart: stubs must keep clear of the tracks made so far
         for t in tasks:
@@ -137,11 +145,18 @@ def prefers_smallest(cls: NetClassRules, rules: DesignRules, config) -> bool:
                                           and cls.track_width <= default.track_width)
 
 
-def make_task(net: int, name: str, clusters, board, rules, profiles, lattice, config, smallest: bool) -> NetTask:
-    """The task of joining the clusters (in connection order), with the sizes that reach every pad."""
+def make_task(net: int, name: str, clusters, board, rules, profiles, lattice, config, smallest: bool,
+              fills=None) -> NetTask:
+    """The task of joining the clusters (in connection order), with the sizes that reach every pad. fills: per
+    cluster, the zone fill pieces that join it, where a path may end without reaching a pad."""
     layer_index = {layer: i for i, layer in enumerate(board.copper_layers)}
     wanted = rules.for_net(net)
     cls, pins, blocked = reachable_pins(clusters, wanted, rules, profiles, layer_index, lattice, config, smallest)
+    inset = cls.via_diameter / 2 + rules.max_clearance + config.clearance_margin
+    for pin, pieces in zip(pins, fills or ()):
+        pin.pieces = pieces
+        if config.join_fills:
+            pin.fill = fill_nodes(pieces, net, layer_index, profiles[cls], lattice, inset)
     notes = []
     if cls.track_width < wanted.track_width:
         notes.append(f"net {name}: some of it routed {cls.track_width:g} mm wide (class {wanted.name}: "
@@ -155,7 +170,7 @@ def make_task(net: int, name: str, clusters, board, rules, profiles, lattice, co
 def necked(task: NetTask, board, rules, profiles, lattice, config) -> NetTask | None:
     """The task again at the board's smallest track and via, or None when it already has them."""
     new = make_task(task.net, task.name, [pin.pads for pin in task.pins], board, rules, profiles, lattice, config,
-                    smallest=True)
+                    smallest=True, fills=[pin.pieces for pin in task.pins])
     smaller = (new.rules.track_width < task.rules.track_width or new.rules.via_diameter < task.rules.via_diameter)
     return new if smaller and not new.blocked else None
 

@@ -44,6 +44,8 @@ class Context:
     strict: bool = False          # other nets' covers are walls (the final repair), not costs
     device_costs: object = None   # the GPU's copy of the occupancy, when the engine searches there
     search_seconds: float = 0.0
+    launches: int = 0             # engine calls, and the ROIs they searched
+    rois: int = 0
     should_stop: object = lambda: ""   # a reason to stop now (Ctrl-C, time limit), checked between searches
     roi_margin: dict = field(default_factory=dict)   # net -> ROI margin in mm, grown while the net stays in conflict
     radii: object = None              # size -> cover radii (ctx_radii)
@@ -285,15 +287,16 @@ def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
 
 def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Sources of the next connection: the tree's nodes (stub length 0, no stub), then the joined pins' portals
-    with their stub lengths; which pin and portal each source is ((-1, -1) for tree nodes); and how many of the
-    sources are tree nodes."""
+    with their stub lengths and the nodes in their zone fills (no stub); which pin and portal each source is
+    ((-1, -1) for tree nodes, (pin, -1) in a fill); and how many of the sources are tree nodes."""
     tree = g.route.nodes()
     nodes, length, refs = [tree], [np.zeros(tree.size)], [np.full((tree.size, 2), -1)]
     for i in g.joined:
-        portals = g.task.pins[i].portals
-        nodes.append(portals.nodes)
-        length.append(portals.length)
-        refs.append(np.stack([np.full(portals.nodes.size, i), np.arange(portals.nodes.size)], 1))
+        pin = g.task.pins[i]
+        nodes += [pin.portals.nodes, pin.fill]
+        length += [pin.portals.length, np.zeros(pin.fill.size)]
+        refs += [np.stack([np.full(pin.portals.nodes.size, i), np.arange(pin.portals.nodes.size)], 1),
+                 np.stack([np.full(pin.fill.size, i), np.full(pin.fill.size, -1)], 1)]
     return np.concatenate(nodes), np.concatenate(length), np.concatenate(refs), tree.size
 
 
@@ -316,14 +319,20 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
             src_cost = np.where(ctx.occ.track[src] > 0, BLOCKED, src_cost)
         shape = (len(lat.layers), rows.stop - rows.start, cols.stop - cols.start)
         inside = in_window(lat, src, rows, cols)
+        fill = g.task.pins[j].fill
+        fill = fill[in_window(lat, fill, rows, cols)]       # the sink pin's fill, where the ROI reaches it
         requests.append(RoiRequest(shape, costs, to_local(lat, src[inside], rows, cols),
-                                   src_cost[inside], to_local(lat, sink.nodes, rows, cols),
-                                   stub_cost(sink.length, lat.pitch)))
+                                   src_cost[inside], to_local(lat, np.concatenate([sink.nodes, fill]), rows, cols),
+                                   np.concatenate([stub_cost(sink.length, lat.pitch), np.zeros(fill.size, np.int64)])))
         windows.append((rows, cols, shape))
         extras.append((src, src_cost, src_refs, tree_size))
+    if not requests:
+        return []
     t0 = time.perf_counter()
     results = ctx.engine.search(requests)
     ctx.search_seconds += time.perf_counter() - t0
+    ctx.launches += 1
+    ctx.rois += len(requests)
     misses = []
     for g, req, res, (rows, cols, shape), (src, src_cost, src_refs, tree_size) in zip(
             ready, requests, results, windows, extras):
@@ -335,12 +344,21 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
                 misses.append(g)
             continue
         path = to_global(lat, res.path, rows, cols, shape)
-        conn = Connection(path, [stub(lat, g.task.pins[j].portals, res.sink)], size=g.task.rules)
+        sink = g.task.pins[j].portals
+        conn = Connection(path, size=g.task.rules)
+        if res.sink < sink.nodes.size:
+            conn.stubs.append(stub(lat, sink, res.sink))
+        else:
+            conn.in_fill.append(int(path[-1]))           # it ends in the pin's zone fill
         start = np.flatnonzero(src == path[0])
         if start.size and start[0] >= tree_size:
-            # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too
+            # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too (none
+            # where it leaves from the pin's fill)
             pin, k = src_refs[start[np.argmin(src_cost[start])]]
-            conn.stubs.append(stub(lat, g.task.pins[pin].portals, k))
+            if k >= 0:
+                conn.stubs.append(stub(lat, g.task.pins[pin].portals, k))
+            else:
+                conn.in_fill.append(int(path[0]))
         else:
             conn.parent = g.route.owner_of(int(path[0]))
         g.route.add(conn)

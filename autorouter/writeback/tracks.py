@@ -73,6 +73,9 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[
             for layer in np.unique(nodes[nodes % lattice.plane == site] // lattice.plane).tolist():
                 add((x, y), twin[:2], lattice.layers[layer], size.track_width)
         pads = {(lattice.layers[stub.layer], stub.points[0]) for stub in route.stubs}
+        for node in (n for c in route.connections for n in c.in_fill):     # ends joined to a fill hold too
+            x, y = lattice.node_xy(node)
+            pads.add((lattice.layers[node // lattice.plane], (float(x), float(y))))
         tracks += without_dangling(list(segments.values()), pads, {(v.x, v.y) for v in vias[first_via:]})
     return tracks, vias
 
