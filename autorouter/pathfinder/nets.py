@@ -116,9 +116,9 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
         if only is not None and name not in only:
             continue
         clusters = [[board.pads[i] for i in group] for group in groups]
-        fills = [[pieces[k] for k in sorted({k for i in group for k in piece_of.get(i, ())})] for group in groups]
         if len(clusters) < 2:
             continue
+        fills = [[pieces[k] for k in sorted({k for i in group for k in piece_of.get(i, ())})] for group in groups]
         points = np.array([(p.x, p.y) for group in clusters for p in group])
         labels = np.repeat(np.arange(len(clusters)), [len(g) for g in clusters])
         u, v, w = complete_edges(points, labels)
