@@ -80,12 +80,12 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome):
     hole_gap = rules.hole_to_hole + config.clearance_margin
     for round_ in range(FINISH_ROUNDS + 1):
         tracks, vias = routes_to_items(lattice, tasks, outcome.routes, hole_gap)
-        groups = pad_groups(board, tracks, vias, predict_fill(board, rules, tracks, vias) if board.zones else ())
+        pieces = predict_fill(board, rules, tracks, vias) if board.zones else ()
+        groups = pad_groups(board, tracks, vias, pieces)
         apart = {board.net_name(net) for net, g in groups.items() if len(g) > 1 and net in scope}
         if not apart or round_ == FINISH_ROUNDS or outcome.context.should_stop():
             return tasks, tracks, vias, groups
-        extra = build_tasks(board, rules, profiles, lattice, config, apart, tracks=tracks, vias=vias,
-                            pieces=predict_fill(board, rules, tracks, vias) if board.zones else (),
+        extra = build_tasks(board, rules, profiles, lattice, config, apart, tracks=tracks, vias=vias, pieces=pieces,
                             smallest=round_ > 0)
         reconnect(extra, outcome)
         tasks += extra

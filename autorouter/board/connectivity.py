@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from shapely.strtree import STRtree
 
-from .geometry import circle, track_body
+from .geometry import track_body
 from .model import Board
 
 
@@ -22,7 +22,7 @@ def pad_groups(board: Board, tracks=(), vias=(), pieces=()) -> dict[int, list[li
             geoms.append(track_body(t)), nets.append(t.net), layers.append(frozenset([t.layer]))
     for v in list(board.vias) + list(vias):
         if v.net:
-            geoms.append(circle(v.x, v.y, v.diameter / 2)), nets.append(v.net), layers.append(frozenset(v.layers))
+            geoms.append(v.body()), nets.append(v.net), layers.append(frozenset(v.layers))
     first_piece = len(geoms)
     for piece in pieces:
         geoms.append(piece.shape), nets.append(piece.net), layers.append(frozenset([piece.layer]))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from . import sexpr
-from .tree import atoms, node, nodes, word
+from .tree import atoms, nodes, word
 
 UNITS = {"mm": 1.0, "um": 0.001, "mil": 0.0254, "in": 25.4}
 APPLIED = {"clearance", "track_width", "hole_clearance", "edge_clearance", "hole_to_hole", "via_diameter", "hole_size"}

@@ -63,6 +63,10 @@ class Via:
     layers: tuple[str, ...]          # every copper layer the via spans
     net: int
 
+    def body(self) -> BaseGeometry:
+        from .geometry import circle
+        return circle(self.x, self.y, self.diameter / 2)
+
 
 @dataclass(frozen=True)
 class Keepout:

@@ -13,13 +13,13 @@ import re
 from pathlib import Path
 
 import shapely
-from shapely.geometry import LineString, Point, Polygon
+from shapely.geometry import LineString, Polygon
 from shapely.ops import polygonize, unary_union
 from shapely.strtree import STRtree
 
 from . import sexpr, versions
 from .footprints import Frame, NetTable, drawing, expand_layers, read_footprint
-from .model import Board, Keepout, MaskOpening, Net, Track, Via, Zone
+from .model import Board, Keepout, MaskOpening, Track, Via, Zone
 from .tree import Malformed, atoms, node, nodes, number, point, points, position, word
 from .validate import BoardError, check_numbers, check_structure, check_text
 from .versions import SUPPORTED

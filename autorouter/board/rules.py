@@ -67,6 +67,14 @@ def custom_rules_path(board_path: str | Path) -> Path:
     return Path(board_path).with_suffix(".kicad_dru")
 
 
+def read_beside(path: Path, what: str) -> str:
+    """The text of a file beside the board (project, custom rules), or a BoardError naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise BoardError(f"{path}: cannot read {what} ({e})") from None
+
+
 def load_rules(board: Board, config) -> DesignRules:
     """Rules for `board` from its .kicad_pro if there is one, else the config's defaults (said in notes)."""
     pro = project_path(board.path)
@@ -78,10 +86,9 @@ def load_rules(board: Board, config) -> DesignRules:
                              f"clearance {defaults['clearance']} mm, via {defaults['via_diameter']}/"
                              f"{defaults['via_drill']} mm)"])
         return with_custom_rules(with_mask(rules, board), board)
+    text = read_beside(pro, "the project file")
     try:
-        data = json.loads(pro.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise BoardError(f"{pro}: cannot read the project file ({e})") from None
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise BoardError(f"{pro}: the project file is not valid JSON (line {e.lineno}: {e.msg})") from None
     if not isinstance(data, dict):
@@ -103,10 +110,9 @@ def with_custom_rules(rules: DesignRules, board: Board) -> DesignRules:
     path = custom_rules_path(board.path)
     if not path.exists():
         return rules
+    text = read_beside(path, "the custom rules")
     try:
-        parsed = custom_rules.parse_rules(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise BoardError(f"{path}: cannot read the custom rules ({e})") from None
+        parsed = custom_rules.parse_rules(text)
     except custom_rules.RuleError as e:
         raise BoardError(f"{path}: malformed custom rules: {e}") from None
     rules.source += f" + {path.name}"

@@ -79,7 +79,7 @@ def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False
             items.append(Item(track_body(t), frozenset([t.layer]), t.net, "track", checked, ends=(t.start, t.end)))
     for vias, checked in ((board.vias, not only_new), (new_vias, True)):
         for v in vias:
-            items.append(Item(circle(v.x, v.y, v.diameter / 2), frozenset(v.layers), v.net, "via", checked,
+            items.append(Item(v.body(), frozenset(v.layers), v.net, "via", checked,
                               circle(v.x, v.y, v.drill / 2)))
     return items
 

@@ -49,7 +49,7 @@ def copper_items(board: Board, rules: DesignRules) -> list[CopperItem]:
     for t in board.tracks:
         items.append(CopperItem(t.body(), (index[t.layer],), t.net))
     for v in board.vias:
-        items.append(CopperItem(circle(v.x, v.y, v.diameter / 2), tuple(index[l] for l in v.layers), v.net))
+        items.append(CopperItem(v.body(), tuple(index[l] for l in v.layers), v.net))
     for g in board.graphics:
         items.append(CopperItem(g.outline, (index[g.layer],), g.net, rules.graphic_clearance or None))
     return items

@@ -80,7 +80,7 @@ def build_scene(board, new_tracks=(), new_vias=(), pieces=()) -> Scene:
     holes = [p.hole for p in board.pads if p.hole is not None] + [circle(v.x, v.y, v.drill / 2) for v in vias]
     x0, y0, x1, y1 = board.outline.bounds
     return Scene(bounds=(x0, y0, x1, y1), layers=[layers[name] for name in reversed(copper)],
-                 through_pads=through,                  vias=[circle(v.x, v.y, v.diameter / 2) for v in vias], holes=holes,
+                 through_pads=through,                  vias=[v.body() for v in vias], holes=holes,
                  outline=board.outline.boundary, airwires=airwires(board, new_tracks, new_vias, pieces))
 
 

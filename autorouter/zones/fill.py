@@ -22,7 +22,7 @@ from shapely.geometry import Point, Polygon
 from shapely.geometry.base import BaseGeometry
 from shapely.strtree import STRtree
 
-from ..board.geometry import QUAD_SEGS, ROUND_OUT, circle, grow, place, track_body
+from ..board.geometry import QUAD_SEGS, ROUND_OUT, grow, place, track_body
 from ..board.model import Board, Pad, Zone
 
 MARGIN = 0.02            # mm more knocked out than KiCad does, and less left of a spoke's end
@@ -101,7 +101,7 @@ class Copper:
         for t in list(board.tracks) + list(tracks):
             add(track_body(t), t.net, (t.layer,), rules.clearance_of(t.net), ("track", -1))
         for v in list(board.vias) + list(vias):
-            add(circle(v.x, v.y, v.diameter / 2), v.net, v.layers, rules.clearance_of(v.net), ("via", -1))
+            add(v.body(), v.net, v.layers, rules.clearance_of(v.net), ("via", -1))
         for g in board.graphics:
             add(g.outline, g.net, (g.layer,), rules.clearance_of(g.net, rules.graphic_clearance or None),
                 ("graphic", -1))
