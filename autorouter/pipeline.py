@@ -21,7 +21,7 @@ from .pathfinder.costs import STEP
 from .search import make_engine
 from .writeback.tracks import routes_to_items
 from .zones import predict as predict_fill
-from .zones import spoke_guards
+from .zones import feed_starved, reliefs, spoke_guards, starved_keys
 
 
 @dataclass
@@ -70,12 +70,13 @@ def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
 FINISH_ROUNDS = 3     # rounds of joining what is still apart once negotiation is over
 
 
-def finish(board, rules, profiles, lattice, config, scope, tasks, outcome):
+def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset()):
     """Join what negotiation left apart: connections it dropped, and pads that the zone fills no longer join once
     the new tracks cut them (KiCad's refill predicted with them). Each round searches the missing joins with every
     other net as a wall (strict: whatever is found is legal); the first at the nets' own sizes, the later ones with
-    the board's smallest track and via, which fit where the class sizes do not. Returns the tasks (the joining ones
-    added), tracks, vias, and the pad groups each net ends with."""
+    the board's smallest track and via, which fit where the class sizes do not. Last, thermal reliefs the new
+    copper starved get a stub into their fill (zones.feed_starved). Returns the tasks (the joining ones added),
+    tracks, vias, and the pad groups each net ends with."""
     tasks = list(tasks)
     hole_gap = rules.hole_to_hole + config.clearance_margin
     for round_ in range(FINISH_ROUNDS + 1):
@@ -84,6 +85,11 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome):
         groups = pad_groups(board, tracks, vias, pieces)
         apart = {board.net_name(net) for net, g in groups.items() if len(g) > 1 and net in scope}
         if not apart or round_ == FINISH_ROUNDS or outcome.context.should_stop():
+            stubs = feed_starved(board, rules, pieces, tracks, vias, config.clearance_margin, starved_before) \
+                if pieces else []
+            if stubs:
+                tracks = tracks + stubs
+                groups = pad_groups(board, tracks, vias, predict_fill(board, rules, tracks, vias))
             return tasks, tracks, vias, groups
         extra = build_tasks(board, rules, profiles, lattice, config, apart, tracks=tracks, vias=vias, pieces=pieces,
                             smallest=round_ > 0)
@@ -122,7 +128,9 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop, neck)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
-    tasks, tracks, vias, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks, outcome)
+    starved_before = starved_keys(reliefs(board, pieces))
+    tasks, tracks, vias, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks, outcome,
+                                         starved_before)
     timings["finishing"] = time.monotonic() - t0
     engine_report = getattr(engine, "report", lambda: None)()
     notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \

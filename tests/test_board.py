@@ -119,3 +119,20 @@ def test_items_kicad_would_refuse_are_refused(tmp_path, extra, message):
     with pytest.raises(BoardError) as err:
         load_board(outline_board(tmp_path, 0, extra))
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize("shape, anchor, version, angle", [
+    ("circle", "", 20241229, 45.0),
+    ("oval", "", 20241229, 90.0),          # a square oval looks round, yet KiCad gives it 90-degree spokes
+    ("rect", "", 20241229, 90.0),
+    ("custom", "circle", 20241229, 45.0),
+    ("custom", "circle", 20211014, 90.0),  # KiCad 6.0 files: a round anchor did not change the default
+    ("circle", "(thermal_bridge_angle 30)", 20241229, 30.0),
+])
+def test_thermal_spoke_angle_defaults_as_kicad_reads_them(tmp_path, shape, anchor, version, angle):
+    extra = "(options (clearance outline) (anchor circle)) (primitives)" if anchor == "circle" else anchor
+    pad = f'(pad "1" thru_hole {shape} (at 5 5) (size 1.7 1.7) (drill 1) (layers "*.Cu") {extra})'
+    path = outline_board(tmp_path, 0.0, f'(footprint "J" (layer "F.Cu") (at 0 0) {pad})')
+    text = path.read_text().replace("20241229", str(version))
+    path.write_text(text)
+    assert load_board(path).pads[0].thermal_angle == angle

@@ -17,6 +17,7 @@ from shapely.ops import unary_union
 from . import geometry as geo
 from .model import CopperGraphic, MaskOpening, Net, Pad
 from .tree import Malformed, atoms, filled, flag, node, nodes, number, point, points, position, stroke_width, word
+from .versions import default_spoke_angle
 
 ZONE_CONNECTION = {0: "none", 1: "thermal", 2: "solid", 3: "thru_hole_only"}
 
@@ -82,7 +83,7 @@ MASKS = {"F.Mask": "F.Cu", "B.Mask": "B.Cu"}
 
 
 def read_footprint(fp: list, copper, nets: NetTable, board_mask: float, pads: list, graphics: list, edges: list,
-                   openings: list, warnings: list) -> None:
+                   openings: list, warnings: list, version: int) -> None:
     frame = Frame(*position(fp))
     ref = reference(fp)
     defaults = {"mask": number(fp, "solder_mask_margin"), "clearance": number(fp, "clearance"),
@@ -92,7 +93,7 @@ def read_footprint(fp: list, copper, nets: NetTable, board_mask: float, pads: li
     bridged = "allow_soldermask_bridges" in atoms(node(fp, "attr"))
     own_openings = []
     for p in nodes(fp, "pad"):
-        pad, margin = read_pad(p, ref, frame, copper, nets, board_mask, defaults, warnings)
+        pad, margin = read_pad(p, ref, frame, copper, nets, board_mask, defaults, warnings, version)
         pads.append(pad)
         own_openings.extend(pad_openings(p, pad, margin, copper))
     for item in nodes(fp):
@@ -103,7 +104,7 @@ def read_footprint(fp: list, copper, nets: NetTable, board_mask: float, pads: li
 
 
 def read_pad(p: list, ref: str, frame: Frame, copper, nets: NetTable, board_mask: float, defaults: dict,
-             warnings: list) -> tuple[Pad, float]:
+             warnings: list, version: int) -> tuple[Pad, float]:
     """The pad, and its solder-mask margin."""
     number_, kind, shape = (str(a) for a in (atoms(p) + ["", "", ""])[:3])
     px, py, angle = position(p)
@@ -136,7 +137,8 @@ def read_pad(p: list, ref: str, frame: Frame, copper, nets: NetTable, board_mask
               zone_connection=None if connect is None else ZONE_CONNECTION.get(int(connect)),
               thermal_width=number(p, "thermal_bridge_width", number(p, "thermal_width", defaults["thermal_width"])),
               thermal_gap=number(p, "thermal_gap", defaults["thermal_gap"]),
-              thermal_angle=number(p, "thermal_bridge_angle"))
+              thermal_angle=number(p, "thermal_bridge_angle",
+                                   default_spoke_angle(shape, word(node(p, "options"), "anchor"), version)))
     return pad, board_mask if mask is None else mask
 
 

@@ -33,7 +33,7 @@ class Pad:
     zone_connection: str | None = None   # none, thermal, solid or thru_hole_only; None: as the zone says
     thermal_width: float | None = None   # spoke width and gap of a thermal relief; None: as the zone says
     thermal_gap: float | None = None
-    thermal_angle: float | None = None   # spoke angle; None: KiCad's default (45 for round pads, else 90)
+    thermal_angle: float = 90.0         # spoke angle (the reader gives KiCad's default where the file names none)
 
     @property
     def name(self) -> str:

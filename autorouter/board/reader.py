@@ -137,7 +137,7 @@ def build_board(tree: list, path: str, version: int, named: list[str]) -> Board:
     warnings: list[str] = []
     pads, graphics, edges, keepouts, zones, openings = [], [], [], [], [], []
     for fp in nodes(tree, "footprint"):
-        read_footprint(fp, copper, nets, mask_margin, pads, graphics, edges, openings, warnings)
+        read_footprint(fp, copper, nets, mask_margin, pads, graphics, edges, openings, warnings, version)
         for z in nodes(fp, "zone"):
             read_zone(z, copper, nets, zones, keepouts)
     top = Frame(0.0, 0.0, 0.0)

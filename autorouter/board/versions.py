@@ -8,6 +8,7 @@ SUPPORTED = "KiCad 6, 7, 8, 9 and 10 boards (file versions 20211014 .. 2026xxxx)
 UUID_SINCE = 20240108          # KiCad 8 writes (uuid "...") where earlier versions wrote (tstamp ...)
 BLOCK_ITEMS_SINCE = 20240108   # KiCad 8 writes each item's parts on lines of their own, indented by tabs
 NET_NAMES_SINCE = 20250000     # KiCad 10 names nets on items, (net "GND"), and has no net table
+ROUND_ANCHOR_SPOKES_SINCE = 20211015   # custom pads on a round anchor get 45-degree spokes after KiCad 6.0
 
 
 def uses_uuid(version: int) -> bool:
@@ -16,3 +17,11 @@ def uses_uuid(version: int) -> bool:
 
 def names_nets(version: int) -> bool:
     return version >= NET_NAMES_SINCE
+
+
+def default_spoke_angle(shape: str, anchor: str, version: int) -> float:
+    """The thermal spoke angle KiCad gives a pad whose file names none (its reader's default): 45 degrees for a
+    circle, and for a custom pad on a round anchor after KiCad 6.0; 90 for every other shape, square ovals too."""
+    if shape == "circle" or shape == "custom" and anchor == "circle" and version >= ROUND_ANCHOR_SPOKES_SINCE:
+        return 45.0
+    return 90.0

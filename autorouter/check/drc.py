@@ -4,7 +4,7 @@ Checks tracks and vias (all of them, or only the new ones) as KiCad's DRC does, 
 finds: clearance to every other net's copper (the larger of the two items' clearances; a pad's own clearance
 overrides its class), hole_clearance (copper to another net's hole), copper_edge_clearance, hole_to_hole,
 solder_mask_bridge (outer-layer copper under another net's solder-mask opening), track_dangling (a new track
-end that touches nothing of its net). And counts, per net, the pad groups that copper does not yet join
+end that touches nothing of its net), starved_thermal (a thermal relief left with fewer spokes than KiCad asks). And counts, per net, the pad groups that copper does not yet join
 (unrouted connections), with the zone fills KiCad's refill will make (zones.predict) as copper.
 """
 from __future__ import annotations
@@ -19,7 +19,8 @@ from shapely.strtree import STRtree
 from ..board.connectivity import pad_groups
 from ..board.geometry import circle, track_body
 from ..board.model import Board
-from ..zones import predict
+from ..zones import predict, reliefs, starved_keys
+from ..zones.fill import SPOKES_KEPT
 
 TOLERANCE = 1e-4     # mm: below KiCad's own resolution of interest, above float noise
 
@@ -95,6 +96,7 @@ def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = Fals
     bare_via_violations(board, rules, items, report)
     pieces = predict(board, rules, new_tracks, new_vias)
     dangling_violations(board, items, report, pieces)
+    thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report)
     report.unrouted = unrouted(board, new_tracks, new_vias, pieces)
     return report
 
@@ -244,6 +246,20 @@ def dangling_violations(board, items, report, pieces=()) -> None:
                 layer = next(iter(it.layers))
                 report.violations.append(Violation("track_dangling", layer, end[0], end[1],
                                                    f"{name(board, it)}: an end touches nothing of its net"))
+
+
+def thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report) -> None:
+    """Thermal reliefs with some spokes but fewer than KiCad asks (zones.reliefs); with only_new, those that were
+    not starved before the new tracks and vias."""
+    starved = [r for r in reliefs(board, pieces, new_tracks, new_vias) if r.starved]
+    if starved and only_new:
+        before = starved_keys(reliefs(board, predict(board, rules)))
+        starved = [r for r in starved if (r.pad, r.layer, r.zone) not in before]
+    for r in starved:
+        pad = board.pads[r.pad]
+        report.violations.append(Violation("starved_thermal", r.layer, pad.x, pad.y,
+                                           f"pad {pad.name}: {r.spokes} spoke(s) into the fill of "
+                                           f"{board.net_name(pad.net)}; KiCad asks for {SPOKES_KEPT}"))
 
 
 def unrouted(board: Board, new_tracks=(), new_vias=(), pieces=()) -> dict[str, int]:

@@ -1,4 +1,5 @@
 """Copper zones: what KiCad's refill will connect once the user presses B, and what routing must leave alone."""
 from .fill import Piece, predict, spoke_guards, spokes
+from .thermals import Relief, feed_starved, reliefs, starved_keys
 
-__all__ = ["Piece", "predict", "spoke_guards", "spokes"]
+__all__ = ["Piece", "Relief", "feed_starved", "predict", "reliefs", "spoke_guards", "spokes", "starved_keys"]

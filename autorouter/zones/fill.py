@@ -51,7 +51,7 @@ def connection(pad: Pad, zone: Zone) -> str:
 def spokes(pad: Pad, zone: Zone) -> list[tuple[Polygon, Point]]:
     """KiCad's thermal spokes of a pad into a zone: (body, test point at its outer end), in board coordinates.
     Four spokes from the centre of the pad's shape to just past its bounding box grown by the thermal gap and half
-    the zone's minimum thickness, in the pad's frame, turned by the spoke angle (45 degrees for a round pad)."""
+    the zone's minimum thickness, in the pad's frame, turned by the pad's spoke angle."""
     gap = pad.thermal_gap if pad.thermal_gap is not None else zone.thermal_gap
     local = affinity.translate(affinity.rotate(pad.outline, pad.angle, origin=(pad.x, pad.y)), -pad.x, -pad.y)
     x0, y0, x1, y1 = local.bounds
@@ -62,10 +62,9 @@ def spokes(pad: Pad, zone: Zone) -> list[tuple[Polygon, Point]]:
     grow_by = gap + zone.min_thickness / 2
     hx, hy = (x1 - x0) / 2 + grow_by, (y1 - y0) / 2 + grow_by
     round_pad = pad.shape == "circle" or (pad.shape == "oval" and abs((x1 - x0) - (y1 - y0)) < 1e-6)
-    angle = pad.thermal_angle if pad.thermal_angle is not None else (45.0 if round_pad else 90.0)
     out = []
     for k in range(4):
-        a = math.radians(angle + 90 * k)
+        a = math.radians(pad.thermal_angle + 90 * k)
         dx, dy = math.cos(a), -math.sin(a)             # KiCad's y points down
         reach = min(hx / abs(dx) if abs(dx) > 1e-9 else math.inf, hy / abs(dy) if abs(dy) > 1e-9 else math.inf)
         if round_pad:
@@ -196,11 +195,11 @@ def predict(board: Board, rules, tracks=(), vias=()) -> list[Piece]:
             joined_by: dict[int, list] = {}
             for i, pad_spokes in relieved:
                 for body, end, whole in pad_spokes:
-                    for p in tree.query(end, predicate="intersects").tolist():
-                        if parts[p].exterior.distance(end) > MARGIN:       # well inside, not on the edge
-                            joined_by.setdefault(p, []).append((i, body, end))
-                            if whole:
-                                joined.setdefault(p, set()).add(i)
+                    p = piece_at(parts, tree, end)
+                    if p is not None:
+                        joined_by.setdefault(p, []).append((i, body, end))
+                        if whole:
+                            joined.setdefault(p, set()).add(i)
             li = board.copper_layers.index(layer)
             solid = [h for h in copper.near(fill, li, 0.0).tolist()
                      if copper.nets[h] == zone.net and copper.kinds[h][0] == "pad"
@@ -211,6 +210,18 @@ def predict(board: Board, rules, tracks=(), vias=()) -> list[Piece]:
             for p in sorted(set(joined) | set(joined_by)):
                 pieces.append(Piece(zone.net, layer, parts[p], sorted(joined.get(p, ())), joined_by.get(p, []), zi))
     return pieces
+
+
+def piece_at(parts: list, tree: STRtree, end: Point) -> int | None:
+    """The piece a spoke's end lies in, as KiCad fills it. Every edge of the predicted fill lies about 2 MARGIN
+    inside KiCad's (MARGIN more knocked out, MARGIN more eroded), and a spoke's end only half the zone's minimum
+    thickness past the gap: an end up to MARGIN outside the predicted piece lies MARGIN inside KiCad's."""
+    best, depth = None, -MARGIN
+    for p in tree.query(end, predicate="dwithin", distance=MARGIN).tolist():
+        d = parts[p].boundary.distance(end) if parts[p].contains(end) else -parts[p].distance(end)
+        if d > depth:
+            best, depth = p, d
+    return best
 
 
 SPOKES_KEPT = 2          # KiCad's default minimum of spokes a thermal relief needs (its starved_thermal check)

@@ -1,0 +1,184 @@
+"""Thermal reliefs as KiCad's DRC judges them (its starved_thermal check), and stubs that feed a starved one.
+
+KiCad 9 counts, per thermally relieved pad, zone and layer, the spokes that reach a piece of the fill; a piece joined
+to nothing but that one pad is an island whose spokes connect nothing and do not count. A track of the net that
+starts inside the pad (grown by half the thermal gap) and ends in the fill counts as a spoke too. A pad with some
+spokes into the fill, islands included, but fewer counted than SPOKES_KEPT is starved. (KiCad 10 forgives a pad
+whose spokes all reach islands; KiCad 9 does not, and neither do we.)
+
+Routing keeps two spokes of each pad clear (spoke_guards), but other nets' tracks can still cut the fill around
+them into islands. feed_starved then adds such a track: a short straight stub of the net from the pad's centre into
+a piece of the fill that holds more than the pad, where it keeps every clearance, as a designer would.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from shapely.geometry import LineString, Point
+from shapely.strtree import STRtree
+
+from ..board.geometry import track_body
+from ..board.model import Board, Track
+from .fill import MARGIN, SPOKES_KEPT, Copper, Piece
+
+
+@dataclass
+class Relief:
+    pad: int                 # index into board.pads
+    layer: str
+    zone: int
+    spokes: int              # into pieces joined to more than the pad, and tracks of the net from it into the fill
+    island_spokes: int       # into pieces that hold nothing but the pad
+
+    @property
+    def starved(self) -> bool:
+        return self.spokes < SPOKES_KEPT and self.spokes + self.island_spokes > 0
+
+
+def own_copper_per_layer(board: Board, tracks, vias) -> dict[tuple[int, str], list]:
+    """(net, layer) -> the bodies of the net's tracks and vias there."""
+    out: dict[tuple[int, str], list] = {}
+    for t in list(board.tracks) + list(tracks):
+        out.setdefault((t.net, t.layer), []).append(track_body(t))
+    for v in list(board.vias) + list(vias):
+        for layer in v.layers:
+            out.setdefault((v.net, layer), []).append(v.body())
+    return out
+
+
+def joined_items(pieces: list[Piece], own: dict) -> list[int]:
+    """Per piece, how many items it joins: its pads, and the tracks and vias of its net it touches."""
+    trees = {key: STRtree(bodies) for key, bodies in own.items()}
+    counts = []
+    for piece in pieces:
+        tree = trees.get((piece.net, piece.layer))
+        counts.append(len(piece.pads) + (len(tree.query(piece.shape, predicate="intersects")) if tree else 0))
+    return counts
+
+
+def reliefs(board: Board, pieces: list[Piece], tracks=(), vias=()) -> list[Relief]:
+    """Every thermally relieved pad with a spoke into a piece of its zone's fill, per zone and layer, with the spokes
+    KiCad counts. pieces: zones.predict with the same tracks and vias."""
+    items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
+    found: dict[tuple[int, str, int], Relief] = {}
+    for piece, n in zip(pieces, items):
+        for i, _, _ in piece.spokes:
+            r = found.setdefault((i, piece.layer, piece.zone), Relief(i, piece.layer, piece.zone, 0, 0))
+            if n > 1:
+                r.spokes += 1
+            else:
+                r.island_spokes += 1
+    fills: dict[tuple[int, str], list] = {}
+    for piece in pieces:
+        fills.setdefault((piece.zone, piece.layer), []).append(piece.shape)
+    own_tracks: dict[tuple[int, str], list[Track]] = {}
+    for t in list(board.tracks) + list(tracks):
+        own_tracks.setdefault((t.net, t.layer), []).append(t)
+    for r in found.values():
+        if r.spokes < SPOKES_KEPT:
+            r.spokes += track_spokes(board, r, fills[(r.zone, r.layer)], own_tracks.get((board.pads[r.pad].net, r.layer), []))
+    return list(found.values())
+
+
+def track_spokes(board: Board, r: Relief, fill: list, tracks: list[Track]) -> int:
+    """Of the tracks (the pad's net's, on the relief's layer), those from inside the pad (grown by half the gap)
+    into the fill."""
+    pad, zone = board.pads[r.pad], board.zones[r.zone]
+    gap = pad.thermal_gap if pad.thermal_gap is not None else zone.thermal_gap
+    inside = pad.outline.buffer(gap / 2)
+    n = 0
+    for t in tracks:
+        for a, b in ((t.start, t.end), (t.end, t.start)):
+            if inside.contains(Point(a)):
+                n += any(f.intersects(Point(b)) for f in fill)
+                break
+    return n
+
+
+DIRECTIONS = 8                    # stub directions tried, every 45 degrees
+SAME_WAY = math.radians(30)       # a stub closer than this to a connected spoke's direction runs along it
+
+
+def starved_keys(reliefs_: list[Relief]) -> set[tuple[int, str, int]]:
+    return {(r.pad, r.layer, r.zone) for r in reliefs_ if r.starved}
+
+
+def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), margin: float = 0.0,
+                 before: set = frozenset()) -> list[Track]:
+    """Stubs for the reliefs the new tracks and vias starved (those in `before`, starved_keys of the board as it
+    came, are the design's own): per pad, as many as it lacks, each a straight track of the net from the pad's
+    centre into a piece of its zone's fill joined to more than the pad, clear of all other copper, holes, the board
+    edge, rule areas and other nets' solder-mask openings."""
+    items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
+    starved = [r for r in reliefs(board, pieces, tracks, vias) if r.starved and (r.pad, r.layer, r.zone) not in before]
+    if not starved:
+        return []
+    copper = Copper(board, rules, tracks, vias)
+    stubs: list[Track] = []
+    for r in starved:
+        pad, zone = board.pads[r.pad], board.zones[r.zone]
+        targets = [(p, n) for p, n in zip(pieces, items) if p.zone == r.zone and p.layer == r.layer and n > 1]
+        width = max(pad.thermal_width if pad.thermal_width is not None else zone.thermal_width,
+                    rules.min_track_width)
+        gap = pad.thermal_gap if pad.thermal_gap is not None else zone.thermal_gap
+        # a stub along a spoke that already connects would add nothing but the count
+        taken = [math.atan2(end.y - pad.y, end.x - pad.x) for piece, _ in targets for i, _, end in piece.spokes
+                 if i == r.pad]
+        found = []
+        for k in range(DIRECTIONS):
+            angle = math.radians(360 * k / DIRECTIONS)
+            if any(abs(math.remainder(angle - t, 2 * math.pi)) < SAME_WAY for t in taken):
+                continue
+            stub = stub_into(pad, r.layer, angle, width, gap, targets, zone)
+            if stub is not None and legal(board, rules, copper, stub, margin) and clear_of(stub, stubs, rules, margin):
+                found.append(stub)
+        stubs += found[:SPOKES_KEPT - r.spokes]
+    return stubs
+
+
+def clear_of(stub: Track, others: list[Track], rules, margin: float) -> bool:
+    """The stub keeps its clearance from the other nets' stubs already placed."""
+    body = track_body(stub)
+    return all(o.net == stub.net or o.layer != stub.layer
+               or body.distance(track_body(o)) >= max(rules.clearance_of(stub.net), rules.clearance_of(o.net)) + margin
+               for o in others)
+
+
+def stub_into(pad, layer: str, angle: float, width: float, gap: float, targets, zone) -> Track | None:
+    """The shortest stub from the pad's centre along the angle whose end (with its half width) lies in a target
+    piece: past the pad's edge, across the gap, and at most a few widths into the fill."""
+    dx, dy = math.cos(angle), math.sin(angle)
+    far = 2 * math.hypot(*np.subtract(pad.outline.bounds[2:], pad.outline.bounds[:2])) + 1.0
+    ray = LineString([(pad.x, pad.y), (pad.x + dx * far, pad.y + dy * far)])
+    exit_ = ray.intersection(pad.outline).length
+    step = max(width, zone.min_thickness) / 2
+    for k in range(1, 6):
+        reach = exit_ + gap + MARGIN + width / 2 + step * k
+        end = (round(pad.x + dx * reach, 4), round(pad.y + dy * reach, 4))
+        tip = Point(end).buffer(width / 2 + MARGIN)
+        if any(piece.shape.contains(tip) for piece, _ in targets):
+            return Track((pad.x, pad.y), end, width, layer, pad.net)
+    return None
+
+
+def legal(board: Board, rules, copper: Copper, stub: Track, margin: float) -> bool:
+    """The stub keeps its clearance from every other net's copper and every hole, the board edge, the rule areas
+    that forbid tracks, and other nets' solder-mask openings."""
+    body = track_body(stub)
+    li = board.copper_layers.index(stub.layer)
+    own = rules.clearance_of(stub.net) + margin
+    for h in copper.near(body, li, own + float(copper.clearances.max(initial=0.0))).tolist():
+        kind = copper.kinds[h][0]
+        if copper.nets[h] == stub.net and stub.net and kind != "hole":
+            continue
+        need = max(own, copper.clearances[h] + margin) if kind != "hole" else max(rules.hole_clearance, own)
+        if body.distance(copper.geoms[h]) < need:
+            return False
+    if not board.outline.contains(body) or body.distance(board.outline.boundary) < rules.edge_clearance + margin:
+        return False
+    if any(k.no_tracks and stub.layer in k.layers and body.intersects(k.outline) for k in board.keepouts):
+        return False
+    return not any(o.layer == stub.layer and o.net != stub.net and body.intersects(o.outline)
+                   for o in board.mask_openings)

@@ -1,0 +1,74 @@
+"""Thermal reliefs as KiCad 9 judges them: our DRC finds the spokes that new tracks starve, and the router's stub
+feeds them where a free direction leads into the fill; KiCad agrees on both boards."""
+import importlib.util
+
+import pytest
+
+import generated as g
+from autorouter.board import load_board
+from autorouter.board.model import Track
+from autorouter.board.rules import load_rules
+from autorouter.check import check
+from autorouter.config import RouterConfig
+from autorouter.zones import feed_starved, predict, reliefs, starved_keys
+from conftest import JUDGE, kicad_available
+
+# Short S1 tracks across three of the four spokes of J1.1 (a 1.7 mm square GND pad at (6, 4) in a GND zone): only
+# the spoke upwards still reaches the fill. The diagonals are free.
+CUTS = [Track((7.6, 3.5), (7.6, 4.5), 0.25, "F.Cu", 2), Track((4.4, 3.5), (4.4, 4.5), 0.25, "F.Cu", 2),
+        Track((5.5, 5.6), (6.5, 5.6), 0.25, "F.Cu", 2)]
+
+
+def thermal_board(tmp_path):
+    path = g.write(g.thermal_zone(), tmp_path)
+    board = load_board(path)
+    assert board.net_name(2) == "S1"
+    return path, board, load_rules(board, RouterConfig())
+
+
+def with_tracks(path, tracks, out):
+    items = "".join(f'\n\t(segment (start {t.start[0]} {t.start[1]}) (end {t.end[0]} {t.end[1]}) (width {t.width}) '
+                    f'(layer "{t.layer}") (net {t.net}))' for t in tracks)
+    text = path.read_text().rstrip()
+    out.write_text(text[:-1] + items + "\n)\n")
+    out.with_suffix(".kicad_pro").write_text(path.with_suffix(".kicad_pro").read_text())
+    return out
+
+
+def starved_pads(board, rules, tracks):
+    return {(board.pads[r.pad].name, r.layer) for r in reliefs(board, predict(board, rules, tracks), tracks)
+            if r.starved}
+
+
+def kicad_starved(path) -> int:
+    spec = importlib.util.spec_from_file_location("kicad_judge", JUDGE / "kicad_judge.py")
+    judge = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(judge)
+    return judge.drc(str(path), refill=True)["violations_by_type"].get("starved_thermal", 0)
+
+
+def test_cut_spokes_starve_the_relief_and_a_stub_feeds_it(tmp_path):
+    path, board, rules = thermal_board(tmp_path)
+    assert not starved_pads(board, rules, [])
+    assert starved_pads(board, rules, CUTS) == {("J1.1", "F.Cu")}
+    report = check(board, rules, CUTS, [], only_new=True)
+    assert report.by_kind().get("starved_thermal") == 1
+    before = starved_keys(reliefs(board, predict(board, rules)))
+    stubs = feed_starved(board, rules, predict(board, rules, CUTS), CUTS, (), 0.01, before)
+    assert len(stubs) == 1 and stubs[0].net == board.pads[0].net and stubs[0].start == (6.0, 4.0)
+    assert abs(stubs[0].end[0] - 6) == pytest.approx(abs(stubs[0].end[1] - 4), abs=1e-3)   # a diagonal
+    assert not starved_pads(board, rules, CUTS + stubs)
+    assert "starved_thermal" not in check(board, rules, CUTS + stubs, [], only_new=True).by_kind()
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(with_tracks(path, CUTS, tmp_path / "cut.kicad_pcb")) == 1
+        assert kicad_starved(with_tracks(path, CUTS + stubs, tmp_path / "fed.kicad_pcb")) == 0
+
+
+def test_a_square_oval_pad_has_spokes_at_90_degrees_as_kicad_gives_it(tmp_path):
+    path, board, rules = thermal_board(tmp_path)
+    text = path.read_text().replace("thru_hole circle", "thru_hole oval")
+    path.write_text(text)
+    board = load_board(path)
+    pad = next(p for p in board.pads if p.name == "J1.3")
+    ends = [end for piece in predict(board, rules) for i, _, end in piece.spokes if board.pads[i] is pad]
+    assert ends and all(abs(e.x - pad.x) < 1e-6 or abs(e.y - pad.y) < 1e-6 for e in ends)
