@@ -43,9 +43,13 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--preview", metavar="PICTURE", help="also draw the routed board (.png, or .svg)")
     r.add_argument("-q", "--quiet", action="store_true", help="no live progress, only the summary")
     r.add_argument("--dump-config", action="store_true", help="print the settings in force and exit")
+    r.add_argument("--kicad-drc", action="store_true",
+                   help="also run KiCad's own DRC on the output, zones refilled (needs kicad-cli and pcbnew)")
     c = sub.add_parser("check", help="run our design-rule check on a board")
     c.add_argument("board")
     c.add_argument("--json", action="store_true")
+    c.add_argument("--kicad", action="store_true",
+                   help="also run KiCad's own DRC, zones refilled on a copy (needs kicad-cli and pcbnew)")
     i = sub.add_parser("info", help="layers, nets, pads, design rules and the lattice a board would need")
     i.add_argument("board")
     i.add_argument("--config", help="YAML file of settings (see config.yaml)")
@@ -201,6 +205,9 @@ def run_route(args, err) -> int:
         result.timings["picture"] = time.monotonic() - t0
     info = summary(board, rules, result, report, written, time.monotonic() - started, interrupted)
     info["preview"] = str(preview) if preview is not None and written else None
+    if args.kicad_drc:
+        from .check.kicad import kicad_summary
+        info["kicad"] = kicad_summary(written)
     if args.json:
         print(json.dumps(info, indent=1))
     else:
@@ -288,10 +295,15 @@ def run_check(args, err) -> int:
     board = load_board(args.board)
     rules = load_rules(board, RouterConfig())
     report = check(board, rules)
+    kicad = None
+    if args.kicad:
+        from .check.kicad import kicad_summary
+        kicad = kicad_summary(args.board)
     if args.json:
-        print(json.dumps({"violations": [v.__dict__ for v in report.violations], "unrouted": report.unrouted}, indent=1))
+        print(json.dumps({"violations": [v.__dict__ for v in report.violations], "unrouted": report.unrouted,
+                          **({"kicad": kicad} if kicad else {})}, indent=1))
     else:
-        render_check(err, board, report)
+        render_check(err, board, report, kicad)
     return EXIT_OK if not report.violations and not report.unrouted else EXIT_PARTIAL
 
 

@@ -73,6 +73,7 @@ def summary(board, rules, result, report, written, seconds, interrupted) -> dict
         "track_length_mm": round(length, 2),
         "drc_violations": len(report.violations),
         "drc_by_kind": report.by_kind(),
+        "unconnected": report.unrouted_total,
         "failed": failed,
         "seconds": round(seconds, 2),
         "timings_s": {k: round(v, 3) for k, v in result.timings.items()},
@@ -114,6 +115,8 @@ def render_summary(console: Console, info: dict) -> None:
         if len(shown) > FAILED_ROWS:
             failed.add_row(f"... and {len(shown) - FAILED_ROWS} more", "(all of them in --json)")
         console.print(failed)
+    if info.get("kicad"):
+        render_kicad(console, info["drc_by_kind"], info["unconnected"], info["kicad"])
     for note in info["notes"]:
         console.print(f"note: {note}", highlight=False, markup=False)
     console.print(f"written: {info['output']}" if info["output"] else "no output written", highlight=False)
@@ -151,7 +154,7 @@ def render_info(console: Console, info: dict) -> None:
         console.print(f"note: {note}", highlight=False, markup=False)
 
 
-def render_check(console: Console, board, report) -> None:
+def render_check(console: Console, board, report, kicad: dict | None = None) -> None:
     table = Table(title=f"check: {board.path}")
     table.add_column("kind")
     table.add_column("layer")
@@ -162,3 +165,22 @@ def render_check(console: Console, board, report) -> None:
     console.print(table)
     console.print(f"{len(report.violations)} violations, {report.unrouted_total} unrouted connections "
                   f"in {len(report.unrouted)} nets", highlight=False)
+    if kicad:
+        render_kicad(console, report.by_kind(), report.unrouted_total, kicad)
+
+
+def render_kicad(console: Console, ours_by_kind: dict, ours_unconnected: int, kicad: dict) -> None:
+    """Our verdict beside KiCad's (check/kicad.py), kind by kind under KiCad's names; or why KiCad's is missing."""
+    if "note" in kicad:
+        console.print(f"note: {kicad['note']}", highlight=False, markup=False, soft_wrap=True)
+        return
+    table = Table(title="ours beside KiCad's DRC")
+    table.add_column("")
+    table.add_column("ours", justify="right")
+    table.add_column("KiCad, zones refilled", justify="right")
+    table.add_row("unconnected", str(ours_unconnected), str(kicad["unconnected"]))
+    theirs = kicad["violations_by_type"]
+    for kind in sorted(set(ours_by_kind) | set(theirs)):
+        table.add_row(kind, str(ours_by_kind.get(kind, 0)), str(theirs.get(kind, 0)))
+    table.add_row("DRC errors", str(sum(ours_by_kind.values())), str(kicad["violations"]))
+    console.print(table)
