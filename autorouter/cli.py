@@ -60,9 +60,11 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("-o", "--output", required=True, help="picture to write (.png, or .svg)")
     d.add_argument("--svg", action="store_true", help="write SVG whatever the file name")
     d.add_argument("--width", type=int, default=1600, help="width in pixels (default 1600)")
-    p = sub.add_parser("plugin", help="install the KiCad action plugin")
+    p = sub.add_parser("plugin", help="install the KiCad plugin")
     p.add_argument("action", choices=["install"])
-    p.add_argument("--dir", help="plugin folder to install into (default: KiCad's third-party plugin folder)")
+    p.add_argument("--kind", choices=["auto", "ipc", "swig"], default="auto",
+                   help="IPC API plugin (KiCad 9, 10) or SWIG action plugin (KiCad 6-9); auto: the one that fits")
+    p.add_argument("--dir", help="plugin folder to install into (default: KiCad's folder for that kind of plugin)")
     return ap
 
 
@@ -279,9 +281,8 @@ def run_info(args, err) -> int:
 
 def run_plugin(args, err) -> int:
     from .plugin_install import install
-    target = install(args.dir)
-    err.print(f"KiCad plugin installed in {target}\nRestart KiCad's PCB editor (or Tools > External Plugins > "
-              "Refresh Plugins); then Tools > External Plugins > Autoroute (autorouter).", highlight=False)
+    done = install(args.dir, args.kind)
+    err.print(f"KiCad {done.kind.upper()} plugin installed in {done.path}", *done.notes, sep="\n", highlight=False)
     return EXIT_OK
 
 
