@@ -49,8 +49,12 @@ class Progress:
             self.bar.update(self.task, description="PathFinder")
         elif stage == "iteration":
             self.bar.update(self.task, completed=event["iteration"], status=(
-                f"iteration {event['iteration']}: {event['nets']} nets routed, {event['conflicted']} in conflict, "
-                f"{event['shared']} shared nodes"))
+                f"iteration {event['iteration']}: {event['nets']} of {event['nets_total']} nets routed, "
+                f"{event['conflicted']} in conflict, {event['shared']} shared nodes"))
+        elif stage == "done":       # the counts the summary gives, once conflicts are dropped and gaps joined
+            self.bar.update(self.task, description="done", completed=self.max_iterations, status=(
+                f"{event['nets']} of {event['nets_total']} nets, {event['connections']} of "
+                f"{event['connections_total']} connections routed"))
 
 
 def summary(board, rules, result, report, written, seconds, interrupted) -> dict:
@@ -61,11 +65,12 @@ def summary(board, rules, result, report, written, seconds, interrupted) -> dict
         "output": written,
         "backend": result.backend,
         "lattice": {"shape": list(result.lattice.shape), "pitch_mm": round(result.lattice.pitch, 4)},
-        "nets": len({t.net for t in result.tasks}),
-        "nets_routed": len({t.net for t in result.tasks}) - len(failed),
+        "nets": result.nets_to_route,
+        "nets_routed": result.routed_nets,
         "nets_failed": len(failed),
         "connections": result.connections,
         "connections_routed": result.routed_connections,
+        "unrouted": report.unrouted_total,      # on the whole board, as `autorouter check` counts on the output
         "iterations": result.iterations,
         "converged": result.converged,
         "tracks": len(result.tracks),
@@ -93,6 +98,8 @@ def render_summary(console: Console, info: dict) -> None:
     table.add_column("value", justify="right")
     table.add_row("nets routed", f"{info['nets_routed']} / {info['nets']}")
     table.add_row("connections routed", f"{info['connections_routed']} / {info['connections']}")
+    if info["unrouted"] != info["connections"] - info["connections_routed"]:     # --nets: the others count too
+        table.add_row("unrouted on the whole board", str(info["unrouted"]))
     table.add_row("PathFinder iterations", f"{info['iterations']}" + ("" if info["converged"] else " (not converged)"))
     table.add_row("tracks / vias", f"{info['tracks']} / {info['vias']}")
     table.add_row("track length", f"{info['track_length_mm'] / 1000:.3f} m")
