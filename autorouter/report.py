@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
@@ -129,7 +130,7 @@ def render_summary(console: Console, info: dict) -> None:
 
 
 def render_info(console: Console, info: dict) -> None:
-    board = Table(title=f"info: {info['board']}", show_header=False)
+    board = Table(title=f"info: {short_name(info['board'])}", show_header=False)
     board.add_column("what")
     board.add_column("value")
     w, h = info["size_mm"]
@@ -159,7 +160,7 @@ def render_info(console: Console, info: dict) -> None:
 
 
 def render_check(console: Console, board, report) -> None:
-    table = Table(title=f"check: {board.path}")
+    table = Table(title=f"check: {short_name(board.path)}")
     table.add_column("kind")
     table.add_column("layer")
     table.add_column("where (mm)")
@@ -167,5 +168,31 @@ def render_check(console: Console, board, report) -> None:
     for v in report.violations[:200]:
         table.add_row(v.kind, v.layer, f"{v.x:.3f}, {v.y:.3f}", v.detail)
     console.print(table)
-    console.print(f"{len(report.violations)} violations, {report.unrouted_total} unrouted connections "
-                  f"in {len(report.unrouted)} nets", highlight=False)
+    console.print(f"{board.path}: {len(report.violations)} violations, {report.unrouted_total} unrouted "
+                  f"connections in {len(report.unrouted)} nets", highlight=False, soft_wrap=True)
+
+
+TITLE_CHARS = 40       # a table's title wraps at the table's width: long board names are cut to this
+
+
+def short_name(path) -> str:
+    """A board's file name for a table title, cut short (the full path is printed below the table)."""
+    name = Path(path).name
+    return name if len(name) <= TITLE_CHARS else name[:TITLE_CHARS - 3] + "..."
+
+
+PADS_SHOWN = 6         # the nets table lists this many pads a net; --json lists them all
+
+
+def render_nets(console: Console, info: dict) -> None:
+    table = Table(title=f"nets: {short_name(info['board'])}")
+    for column in ("net", "class", "pads", "connections to route"):
+        table.add_column(column, justify="right" if column == "connections to route" else "left")
+    for n in info["nets"]:
+        shown = ", ".join(n["pads"][:PADS_SHOWN]) + (f" (+{len(n['pads']) - PADS_SHOWN})"
+                                                     if len(n["pads"]) > PADS_SHOWN else "")
+        table.add_row(n["name"], n["net_class"], f"{len(n['pads'])}: {shown}" if n["pads"] else "0",
+                      str(n["connections_to_route"]))
+    console.print(table)
+    console.print(f"{len(info['nets'])} nets, {sum(n['connections_to_route'] for n in info['nets'])} connections "
+                  "to route", highlight=False)

@@ -36,6 +36,56 @@ def outside_board(folder):
     return g.write(b, folder, classes=g.default_class())
 
 
+# 1. output paths
+
+def test_output_and_preview_folders_take_the_boards_name(tmp_path):
+    src, out = breakout(tmp_path / "in"), tmp_path / "out"
+    out.mkdir()
+    proc = run("route", src, "-o", out, "--preview", out, "-q", "--backend", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "breakout.kicad_pcb").read_text().count("(segment") > 0
+    assert (out / "breakout.png").read_bytes()[:4] == b"\x89PNG"
+    proc = run("render", src, "-o", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "breakout.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("option", ["-o", "--preview"])
+def test_an_output_in_a_missing_folder_is_refused_before_any_work(tmp_path, option):
+    src = breakout(tmp_path)
+    args = ["-o", tmp_path / "o.kicad_pcb"] if option == "--preview" else []
+    proc = run("route", src, *args, option, f"{tmp_path / 'missing'}/")
+    assert_one_line_error(proc, "does not exist")          # one line: no progress was printed, nothing routed
+    assert not (tmp_path / "o.kicad_pcb").exists()
+
+
+# 2. rules: said up front, and --project
+
+def test_default_rules_are_said_first(tmp_path):
+    src = breakout(tmp_path, project=False)
+    proc = run("route", src, "-o", tmp_path / "o.kicad_pcb", "--backend", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    first = next(line for line in proc.stderr.splitlines() if line.strip())
+    assert "default rules" in first and "breakout.kicad_pro" in first
+
+
+def test_project_option_names_the_rules(tmp_path):
+    src = breakout(tmp_path / "board", project=False)
+    data = json.loads(BREAKOUT.with_suffix(".kicad_pro").read_text())
+    data["net_settings"]["classes"][0]["track_width"] = 0.3
+    project = tmp_path / "rules" / "other.kicad_pro"
+    project.parent.mkdir()
+    project.write_text(json.dumps(data))
+    info = json.loads(run("info", src, "--json", "--project", project).stdout)
+    assert info["rules_source"] == str(project)
+    assert [c["track_width"] for c in info["net_classes"] if c["name"] == "Default"] == [0.3]
+    out = tmp_path / "routed.kicad_pcb"
+    proc = run("route", src, "-o", out, "--project", project, "--backend", "cpu", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.with_suffix(".kicad_pro").read_text()) == data     # KiCad opens it with those rules
+    assert_one_line_error(run("info", src, "--project", tmp_path / "none.kicad_pro"), "does not exist")
+
+
 # 3. failure labels and counts
 
 def test_connections_cut_off_by_the_time_limit_say_so(tmp_path):
@@ -76,6 +126,37 @@ def test_too_many_closing_parentheses_give_no_negative_count(tmp_path):
     assert not re.search(r"-\d", proc.stderr.replace(str(tmp_path), ""))
 
 
+# 4. tables on stdout, --nets
+
+def test_info_and_check_tables_go_to_stdout(tmp_path):
+    src = breakout(tmp_path)
+    for command in ("info", "check"):
+        proc = run(command, src)
+        assert proc.returncode in (0, 1) and not proc.stderr.strip(), proc.stderr
+        assert "┃" in proc.stdout or "│" in proc.stdout
+
+
+def test_nets_match_case_insensitively_and_suggest_close_names(tmp_path):
+    src, out = breakout(tmp_path), tmp_path / "o.kicad_pcb"
+    proc = run("route", src, "-o", out, "--json", "--backend", "cpu", "--nets", "vcc,sda")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["connections"] == 3 + 2
+    proc = run("route", src, "-o", out, "--nets", "VCX")
+    assert_one_line_error(proc, "no net named 'VCX'")
+    assert "VCC" in proc.stderr
+
+
+def test_info_lists_every_net(tmp_path):
+    src = breakout(tmp_path)
+    nets = json.loads(run("info", src, "--nets", "--json").stdout)["nets"]
+    vcc = next(n for n in nets if n["name"] == "VCC")
+    assert vcc == {"name": "VCC", "net_class": "Default", "pads": ["U1.8", "J1.1", "R1.2", "R2.2"],
+                   "connections_to_route": 3}
+    assert len(nets) == 8 and sum(n["connections_to_route"] for n in nets) == 12
+    table = run("info", src, "--nets")
+    assert table.returncode == 0 and "VCC" in table.stdout and "12 connections to route" in table.stdout
+
+
 # 5. bad values in the .kicad_pro
 
 @pytest.mark.parametrize("value", [0, -1, "wide"])
@@ -97,3 +178,44 @@ def test_a_bad_board_minimum_in_the_project_is_one_line(tmp_path):
     data["board"]["design_settings"]["rules"]["min_clearance"] = "tight"
     src.with_suffix(".kicad_pro").write_text(json.dumps(data))
     assert_one_line_error(run("info", src), "min_clearance is \"tight\"")
+
+
+# 6. backups, --dump-config, --events, the check table
+
+def test_in_place_keeps_every_older_backup(tmp_path):
+    src = breakout(tmp_path)
+    original = src.read_text()
+    (tmp_path / "breakout.kicad_pcb.bak").write_text("an older backup")
+    proc = run("route", src, "--in-place", "--backend", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "breakout.kicad_pcb.bak").read_text() == "an older backup"
+    assert (tmp_path / "breakout.kicad_pcb.bak.1").read_text() == original
+    assert "breakout.kicad_pcb.bak.1" in proc.stderr.replace("\n", "")
+
+
+def test_dump_config_with_and_without_a_board(tmp_path):
+    proc = run("route", "--dump-config")
+    assert proc.returncode == 0, proc.stderr
+    assert "pitch: from the board's design rules" in proc.stdout
+    src = breakout(tmp_path)
+    pitch = json.loads(run("info", src, "--json").stdout)["lattice"]["pitch_mm"]
+    dumped = run("route", src, "--dump-config")
+    assert dumped.returncode == 0 and pitch > 0
+    assert re.search(r"^pitch: (.*)$", dumped.stdout, re.M).group(1) == f"{pitch}"
+
+
+def test_events_keep_stdout_to_json_lines(tmp_path):
+    proc = run("route", breakout(tmp_path), "-o", tmp_path / "o.kicad_pcb", "--events", "--backend", "cpu")
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert events[0]["stage"] == "read" and events[-1]["stage"] == "summary"
+    assert events[-1]["connections_routed"] == events[-1]["connections"] == 12
+    assert not proc.stderr.strip()
+
+
+def test_the_check_tables_title_does_not_wrap(tmp_path):
+    src = breakout(tmp_path / ("a-folder-with-a-rather-long-name-" * 3))
+    proc = subprocess.run([sys.executable, "-m", "autorouter", "check", str(src)], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "80"})
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert lines and "check: breakout.kicad_pcb" in lines[0] and lines[1].lstrip().startswith("┏"), proc.stdout

@@ -82,20 +82,24 @@ def route_board(board, ui=None) -> dict | None:
             ui.error(str(e))
             return None
         ui.progress("autorouter: reading the board")
-        proc = subprocess.Popen([*command, "route", str(src), "-o", str(out), "--json", "--events"],
+        # --events: stdout holds one JSON event a line, the summary last; stderr only errors
+        proc = subprocess.Popen([*command, "route", str(src), "-o", str(out), "--events"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
-        errors = []
-        for line in proc.stderr:
+        info = None
+        for line in proc.stdout:
             try:
-                ui.progress(describe(json.loads(line)))
-            except (ValueError, KeyError, TypeError):
-                errors.append(line.strip())
-        stdout = proc.stdout.read()
+                event = json.loads(line)
+                if event.get("stage") == "summary":
+                    info = event
+                else:
+                    ui.progress(describe(event))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+        errors = [line.strip() for line in proc.stderr]
         code = proc.wait()
-        if code not in (0, 1) or not out.exists():
+        if code not in (0, 1) or not out.exists() or info is None:
             ui.error("; ".join(e for e in errors if e) or f"autorouter exited with code {code}")
             return None
-        info = json.loads(stdout)
         added = copy_new_items(board, pcbnew.LoadBoard(str(out)))
         ui.done(summary_text(info) + f"\nadded to the board: {added} items")
         return info
