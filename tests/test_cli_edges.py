@@ -219,3 +219,15 @@ def test_the_check_tables_title_does_not_wrap(tmp_path):
                           env={**os.environ, "COLUMNS": "80"})
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert lines and "check: breakout.kicad_pcb" in lines[0] and lines[1].lstrip().startswith("┏"), proc.stdout
+
+
+# 7. the benchmark without a GPU
+
+def test_route_bench_uses_the_engines_this_machine_has(tmp_path):
+    from autorouter.search.gpu import gpu_available
+    if gpu_available()[0]:
+        pytest.skip("this machine has a GPU")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "route_bench.py"), str(breakout(tmp_path))],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "gpu backend skipped" in proc.stderr and " cpu " in proc.stdout
