@@ -231,3 +231,27 @@ def test_route_bench_uses_the_engines_this_machine_has(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "gpu backend skipped" in proc.stderr and " cpu " in proc.stdout
+
+
+# 8. a clone without ../shared
+
+@pytest.mark.skipif(not kicad_available(), reason="without KiCad these tests skip anyway")
+def test_a_clone_without_shared_skips_what_needs_it(tmp_path):
+    """The tests that need ../shared (boards, the judge) skip with a reason in a copy of the repository that has
+    no ../shared beside it; the example test still routes, without KiCad's verdict."""
+    clone = tmp_path / "repo"
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split("\n")
+    for name in filter(None, files):
+        if (ROOT / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / name, clone / name)
+    assert not (clone.parent / "shared").exists() and SHARED.is_dir()
+    env = {k: v for k, v in os.environ.items() if k != "AUTOROUTER_TEST_BOARDS"}
+    env["PYTHONPATH"] = str(clone)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                           "tests/test_end_to_end.py", "tests/test_plugin.py", "tests/test_writeback.py",
+                           "tests/test_examples.py::test_example_routes_completely_and_cleanly[breakout-2layer]"],
+                          cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "failed" not in proc.stdout, proc.stdout[-3000:]
+    assert "../shared/judge (KiCad's verdict) is not present" in proc.stdout

@@ -9,7 +9,7 @@ import pytest
 
 from autorouter.cli import main
 from autorouter.plugin_install import kicad_plugin_dir
-from conftest import needs_kicad
+from conftest import needs_judge, needs_kicad
 from test_end_to_end import judge
 
 KICAD_PYTHON = "/usr/bin/python3"          # the interpreter KiCad's pcbnew module is built for (Debian)
@@ -46,6 +46,7 @@ def test_install_is_one_command(tmp_path, capsys):
 
 
 @needs_kicad
+@needs_judge
 @pytest.mark.kicad
 def test_kicad_runs_the_plugin_headless_on_a_demo_board(tmp_path):
     j = judge()
