@@ -10,7 +10,6 @@ import argparse
 import json
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 
@@ -23,30 +22,38 @@ class UsageError(Exception):
     """Bad command-line usage; the message is one line."""
 
 
+PROJECT_HELP = "the .kicad_pro to take the design rules from (default: the one beside the board)"
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="autorouter", description="GPU-accelerated PCB autorouter for KiCad boards.")
     ap.add_argument("--version", action="version", version=f"autorouter {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     r = sub.add_parser("route", help="route a board's nets and write the routed board")
-    r.add_argument("board", help="input .kicad_pcb (never modified unless --in-place)")
-    r.add_argument("-o", "--output", help="routed board to write")
+    r.add_argument("board", nargs="?", help="input .kicad_pcb (never modified unless --in-place)")
+    r.add_argument("-o", "--output", help="routed board to write (a folder: the board's file name in it)")
     r.add_argument("--in-place", action="store_true", help="overwrite the input (atomically, keeping a .bak copy)")
     r.add_argument("--config", help="YAML file of settings (see config.yaml)")
+    r.add_argument("--project", help=PROJECT_HELP)
     r.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="search engine (default: auto)")
-    r.add_argument("--nets", help="route only these nets (comma-separated names)")
+    r.add_argument("--nets", help="route only these nets (comma-separated names; case does not matter)")
     r.add_argument("--time-limit", type=float, help="stop after this many seconds and write the best result")
     r.add_argument("--pitch", type=float, help="lattice pitch in mm (default: from the design rules)")
     r.add_argument("--save-partial", action="store_true", help="on Ctrl-C, still write what is routed so far")
     r.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout, nothing else")
     r.add_argument("--events", action="store_true",
-                   help="progress as one JSON object per line on stderr (for the KiCad plugin and scripts)")
-    r.add_argument("--preview", metavar="PICTURE", help="also draw the routed board (.png, or .svg)")
+                   help="progress as one JSON object per line on stdout, the summary last (for the KiCad plugin "
+                        "and scripts)")
+    r.add_argument("--preview", metavar="PICTURE", help="also draw the routed board (.png, or .svg; a folder: "
+                                                        "BOARD.png in it)")
     r.add_argument("-q", "--quiet", action="store_true", help="no live progress, only the summary")
-    r.add_argument("--dump-config", action="store_true", help="print the settings in force and exit")
+    r.add_argument("--dump-config", action="store_true",
+                   help="print the settings in force and exit (with a board: the pitch it would use)")
     r.add_argument("--kicad-drc", action="store_true",
                    help="also run KiCad's own DRC on the output, zones refilled (needs kicad-cli and pcbnew)")
     c = sub.add_parser("check", help="run our design-rule check on a board")
     c.add_argument("board")
+    c.add_argument("--project", help=PROJECT_HELP)
     c.add_argument("--json", action="store_true")
     c.add_argument("--kicad", action="store_true",
                    help="also run KiCad's own DRC, zones refilled on a copy (needs kicad-cli and pcbnew)")
@@ -54,10 +61,12 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("board")
     i.add_argument("--config", help="YAML file of settings (see config.yaml)")
     i.add_argument("--pitch", type=float, help="lattice pitch in mm (default: from the design rules)")
+    i.add_argument("--project", help=PROJECT_HELP)
+    i.add_argument("--nets", action="store_true", help="every net: its class, pads and connections to route")
     i.add_argument("--json", action="store_true")
     d = sub.add_parser("render", help="draw a board: copper per layer, pads, vias, outline and airwires")
     d.add_argument("board")
-    d.add_argument("-o", "--output", required=True, help="picture to write (.png, or .svg)")
+    d.add_argument("-o", "--output", required=True, help="picture to write (.png, or .svg; a folder: BOARD.png in it)")
     d.add_argument("--svg", action="store_true", help="write SVG whatever the file name")
     d.add_argument("--width", type=int, default=1600, help="width in pixels (default 1600)")
     p = sub.add_parser("plugin", help="install the KiCad plugin")
@@ -77,10 +86,11 @@ def main(argv=None) -> int:
         return EXIT_BAD_INPUT if e.code not in (0, None) else EXIT_OK
     from .board.reader import BoardError
     from .config import ConfigError
+    from .outputs import OutputError
     from .search import EngineUnavailable
     try:
         return COMMANDS[args.command](args, err)
-    except (BoardError, ConfigError, UsageError, EngineUnavailable) as e:
+    except (BoardError, ConfigError, UsageError, OutputError, EngineUnavailable) as e:
         err.print(f"autorouter: error: {e}", highlight=False, markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
@@ -95,27 +105,6 @@ def main(argv=None) -> int:
         err.print(f"autorouter: internal error: {type(e).__name__}: {e} (nothing written; please report this board)",
                   highlight=False, markup=False, soft_wrap=True)
         return EXIT_BAD_INPUT
-
-
-def output_path(args) -> Path:
-    src = Path(args.board)
-    if args.in_place:
-        return src
-    if not args.output:
-        raise UsageError("no output file: give -o OUT.kicad_pcb (or --in-place to overwrite the input)")
-    out = Path(args.output)
-    if out.exists() and src.exists() and os.path.samefile(out, src):
-        raise UsageError(f"output {out} is the input file; use --in-place to overwrite it")
-    return in_writable_directory(out, "output")
-
-
-def in_writable_directory(path: Path, what: str) -> Path:
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"{what} directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"{what} directory {parent} is not writable")
-    return path
 
 
 class StopFlag:
@@ -145,9 +134,10 @@ class StopFlag:
 def run_route(args, err) -> int:
     from .board import load_board
     from .board.reader import read_text
-    from .board.rules import load_rules
+    from .board.rules import load_rules, project_path
     from .check import check
     from .config import load_config
+    from .outputs import backup_path, board_output, copy_project_files, picture_output
     from .pipeline import make_search_engine, route
     from .render import render
     from .report import Progress, render_summary, summary
@@ -156,34 +146,31 @@ def run_route(args, err) -> int:
 
     config = load_config(args.config, backend=args.backend, time_limit=args.time_limit, pitch=args.pitch)
     if args.dump_config:
-        import dataclasses
-        import yaml
-        print(yaml.safe_dump(dataclasses.asdict(config), sort_keys=False), end="")
-        return EXIT_OK
-    out = output_path(args)
-    preview = picture_path(args.preview) if args.preview else None
+        return dump_config(args, config)
+    if not args.board:
+        raise UsageError("route: give the board to route (autorouter route BOARD.kicad_pcb -o OUT.kicad_pcb)")
+    out = board_output(args.board, args.output, args.in_place)
+    preview = picture_output(args.preview, args.board) if args.preview else None
     engine = make_search_engine(config)          # a GPU asked for and missing is said before any work
     quiet = args.quiet or args.json or args.events
     started = time.monotonic()
     t0 = time.monotonic()
     board = load_board(args.board)
-    rules = load_rules(board, config)
+    rules = load_rules(board, config, args.project)
     read_time = time.monotonic() - t0
-    only = {n.strip() for n in args.nets.split(",") if n.strip()} if args.nets else None
-    if only:
-        unknown = sorted(only - {n.name for n in board.nets})
-        if unknown:
-            raise UsageError(f"--nets: no net named {unknown[0]!r} on this board")
+    only = nets_named(args.nets, board) if args.nets else None
+    if rules.source == "defaults" and not quiet:      # said first: every width and clearance hangs on it
+        err.print(f"note: {rules.notes[0]}", highlight=False, markup=False)
     stop = StopFlag(config.time_limit)
     with Progress(err, config.max_iterations, quiet) as progress:
         def on_progress(event: dict) -> None:
             stop.routing = stop.routing or event["stage"] == "tasks"      # negotiation starts: stop gracefully
             progress.update(event)
             if args.events:
-                print(json.dumps(event, default=list), file=sys.stderr, flush=True)
-        progress.update({"stage": "read", "nets": len(board.nets), "pads": len(board.pads),
-                         "layers": len(board.copper_layers), "seconds": read_time, "backend": engine[0].name,
-                         "device": getattr(engine[0], "device_name", "")})
+                print(json.dumps(event, default=list), flush=True)
+        on_progress({"stage": "read", "nets": len(board.nets), "pads": len(board.pads),
+                     "layers": len(board.copper_layers), "seconds": read_time, "backend": engine[0].name,
+                     "device": getattr(engine[0], "device_name", ""), "rules": rules.source})
         result = route(board, rules, config, on_progress, only, stop, engine)
     interrupted = stop.signal
     t0 = time.monotonic()
@@ -195,9 +182,11 @@ def run_route(args, err) -> int:
     if not interrupted or args.save_partial:
         t0 = time.monotonic()
         if args.in_place:
-            write_atomic(str(out) + ".bak", text)
+            backup = backup_path(out)
+            write_atomic(backup, text)
+            result.notes.append(f"the original board is kept as {backup}")
         write_atomic(out, with_items(text, board.version, board.net_names, result.tracks, result.vias))
-        result.notes += copy_project_files(Path(args.board), Path(out))
+        result.notes += copy_project_files(Path(args.project or project_path(args.board)), out)
         result.timings["write"] = time.monotonic() - t0
         written = str(out)
     if preview is not None and written:
@@ -210,7 +199,9 @@ def run_route(args, err) -> int:
     if args.kicad_drc:
         from .check.kicad import kicad_summary
         info["kicad"] = kicad_summary(written)
-    if args.json:
+    if args.events:                               # stdout stays one JSON event a line: the summary is the last
+        print(json.dumps({"stage": "summary", **info}), flush=True)
+    elif args.json:
         print(json.dumps(info, indent=1))
     else:
         render_summary(err, info)
@@ -220,41 +211,43 @@ def run_route(args, err) -> int:
     return EXIT_OK if complete else EXIT_PARTIAL
 
 
-def copy_project_files(board: Path, out: Path) -> list[str]:
-    """The board's .kicad_pro (net classes, design rules) and .kicad_dru (custom rules) beside the output, so that
-    KiCad opens it with the rules it was routed to; one already there is left alone, and said."""
-    from .writeback import write_atomic
-    notes = []
-    for suffix in (".kicad_pro", ".kicad_dru"):
-        src, dst = board.with_suffix(suffix), out.with_suffix(suffix)
-        if not src.exists() or (dst.exists() and os.path.samefile(src, dst)):
-            continue
-        if dst.exists():
-            if dst.read_bytes() != src.read_bytes():
-                notes.append(f"{dst.name} beside the output differs from {src.name} and was left as it is")
-            continue
-        write_atomic(dst, src.read_bytes())
-        notes.append(f"{dst.name} written beside the output (the rules it was routed to)")
-    return notes
+def nets_named(spec: str, board) -> set[str]:
+    from .net_selection import NetSelectionError, select_nets
+    try:
+        return select_nets(spec, board.net_names.values())
+    except NetSelectionError as e:
+        raise UsageError(f"--nets: {e}") from None
 
 
-def picture_path(name: str) -> Path:
-    path = Path(name)
-    if path.suffix.lower() not in (".png", ".svg"):
-        raise UsageError(f"picture {path}: the name must end in .png or .svg")
-    return in_writable_directory(path, "picture")
+def dump_config(args, config) -> int:
+    """The settings in force as YAML; the pitch as routing would use it on the board given, else where it comes
+    from."""
+    import dataclasses
+    import yaml
+    values = dataclasses.asdict(config)
+    if args.board:
+        from .board import load_board
+        from .board.rules import load_rules
+        from .pipeline import lattice_pitch
+        board = load_board(args.board)
+        values["pitch"] = round(lattice_pitch(board, load_rules(board, config, args.project), config), 4)
+    elif not config.pitch:
+        values["pitch"] = "from the board's design rules"
+    print(yaml.safe_dump(values, sort_keys=False), end="")
+    return EXIT_OK
 
 
 def run_render(args, err) -> int:
     from .board import load_board
     from .board.rules import load_rules
     from .config import RouterConfig
+    from .outputs import picture_output
     from .render import render
     from .zones import predict as predict_fill
 
     if args.width < 16 or args.width > 20000:
         raise UsageError(f"--width {args.width}: must be between 16 and 20000 pixels")
-    out = picture_path(args.output)
+    out = picture_output(args.output, args.board, svg=args.svg)
     board = load_board(args.board)
     pieces = predict_fill(board, load_rules(board, RouterConfig()))
     render(board, out, width=args.width, svg=True if args.svg else None, pieces=pieces)
@@ -266,17 +259,23 @@ def run_info(args, err) -> int:
     from .board import load_board
     from .board.rules import load_rules
     from .config import load_config
-    from .info import board_info
-    from .report import render_info
+    from .info import board_info, net_rows
+    from .report import render_info, render_nets
 
     config = load_config(args.config, pitch=args.pitch)
     board = load_board(args.board)
-    info = board_info(board, load_rules(board, config), config)
+    rules = load_rules(board, config, args.project)
+    info = {"board": board.path, "nets": net_rows(board, rules)} if args.nets else board_info(board, rules, config)
     if args.json:
         print(json.dumps(info, indent=1))
     else:
-        render_info(err, info)
+        (render_nets if args.nets else render_info)(stdout_console(), info)     # tables are output: stdout
     return EXIT_OK
+
+
+def stdout_console():
+    from rich.console import Console
+    return Console()
 
 
 def run_plugin(args, err) -> int:
@@ -294,7 +293,7 @@ def run_check(args, err) -> int:
     from .report import render_check
 
     board = load_board(args.board)
-    rules = load_rules(board, RouterConfig())
+    rules = load_rules(board, RouterConfig(), args.project)
     report = check(board, rules)
     kicad = None
     if args.kicad:
@@ -304,7 +303,7 @@ def run_check(args, err) -> int:
         print(json.dumps({"violations": [v.__dict__ for v in report.violations], "unrouted": report.unrouted,
                           **({"kicad": kicad} if kicad else {})}, indent=1))
     else:
-        render_check(err, board, report, kicad)
+        render_check(stdout_console(), board, report, kicad)
     return EXIT_OK if not report.violations and not report.unrouted else EXIT_PARTIAL
 
 

@@ -3,8 +3,8 @@ route, pads, the design rules in force per net class, the board's size, and the 
 from __future__ import annotations
 
 from .board.connectivity import pad_groups
-from .lattice import choose_pitch, make_lattice
-from .pipeline import auto_pitch
+from .lattice import make_lattice
+from .pipeline import lattice_pitch
 from .zones import predict
 
 # Per lattice node while routing: occupancy and history (int32 + float32) and the routed-node count (int32), plus
@@ -17,8 +17,7 @@ def board_info(board, rules, config) -> dict:
     x0, y0, x1, y1 = board.outline.bounds
     groups = pad_groups(board, pieces=predict(board, rules))
     pads_on_nets = sum(1 for p in board.pads if p.net)
-    pitch = config.pitch or choose_pitch(board.outline.bounds, len(board.copper_layers), auto_pitch(rules, config),
-                                         config)
+    pitch = lattice_pitch(board, rules, config)
     lattice = make_lattice(board.outline.bounds, board.copper_layers, pitch)
     classes_in_use = {rules.for_net(n.number).name for n in board.nets if n.number}
     lattice_bytes = lattice.size * (BYTES_PER_NODE + BYTES_PER_NODE_PER_CLASS * len(classes_in_use))
@@ -46,3 +45,16 @@ def board_info(board, rules, config) -> dict:
         "memory_estimate_mb": round(lattice_bytes / 2 ** 20, 1),
         "notes": rules.notes + board.warnings,
     }
+
+
+def net_rows(board, rules) -> list[dict]:
+    """Per net, in the board's order: its class, its pads, and the connections to route (its pad groups that copper
+    and the predicted zone fills do not join yet, less one: the edges of the tree the router joins them by)."""
+    groups = pad_groups(board, pieces=predict(board, rules))
+    pads: dict[int, list[str]] = {}
+    for p in board.pads:
+        if p.net:
+            pads.setdefault(p.net, []).append(p.name)
+    return [{"name": n.name, "net_class": rules.for_net(n.number).name, "pads": pads.get(n.number, []),
+             "connections_to_route": max(0, len(groups.get(n.number, ())) - 1)}
+            for n in board.nets if n.number]

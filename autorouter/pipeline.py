@@ -38,9 +38,12 @@ class RouteResult:
     notes: list[str] = field(default_factory=list)
     stopped_early: str = ""
     search_seconds: float = 0.0     # of the "search and negotiation" stage, in the search engine
-    connections: int = 0            # joins the nets needed: pad groups that copper and zone fills did not join
+    connections: int = 0            # joins the nets needed: pad groups that copper and zone fills did not join,
+                                    # and those the new copper made needed by cutting a fill apart
     missing: dict[int, int] = field(default_factory=dict)   # net -> joins still missing at the end
     rois_per_launch: float = 0.0    # mean searches per engine call
+    nets_to_route: int = 0          # nets with a join to make (counted as `connections` is)
+    cut_short: str = ""             # what stopped the run before it was done (time limit, a signal), if anything
 
     def failed_nets(self) -> dict[str, str]:
         """Net name -> reason, for every net with a connection left unrouted."""
@@ -48,14 +51,22 @@ class RouteResult:
         out = {}
         for net in self.missing:
             route = self.routes.get(net)
-            reason = route.failed[0] if route is not None and route.failed else (
-                "not routed (stopped before reaching it)" if route is None else "the zone fill leaves it apart")
+            if route is not None and route.failed:
+                reason = route.failed[0]
+            elif self.cut_short:
+                reason = f"{self.cut_short}: stopped before reaching it"
+            else:
+                reason = "not routed" if route is None else "the zone fill leaves it apart"
             out[names.get(net, str(net))] = reason
         return out
 
     @property
     def routed_connections(self) -> int:
         return self.connections - sum(self.missing.values())
+
+    @property
+    def routed_nets(self) -> int:
+        return self.nets_to_route - len(self.missing)
 
 
 def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
@@ -65,6 +76,12 @@ def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
     if config.sizes != "class" and rules.min_track_width:
         narrowest = min(narrowest, rules.min_track_width)
     return (narrowest + rules.max_clearance + config.clearance_margin) / 2
+
+
+def lattice_pitch(board: Board, rules: DesignRules, config: RouterConfig) -> float:
+    """The pitch routing uses: config.pitch, or the automatic one grown until the lattice fits."""
+    return config.pitch or choose_pitch(board.outline.bounds, len(board.copper_layers), auto_pitch(rules, config),
+                                        config)
 
 
 FINISH_ROUNDS = 3     # rounds of joining what is still apart once negotiation is over
@@ -108,7 +125,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     report = on_progress or (lambda event: None)
     timings: dict[str, float] = {}
     t0 = time.monotonic()
-    pitch = config.pitch or choose_pitch(board.outline.bounds, len(board.copper_layers), auto_pitch(rules, config), config)
+    pitch = lattice_pitch(board, rules, config)
     lattice = make_lattice(board.outline.bounds, board.copper_layers, pitch)
     report({"stage": "lattice", "shape": lattice.shape, "pitch": pitch})
     pieces = predict_fill(board, rules)
@@ -120,7 +137,8 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     t0 = time.monotonic()
     tasks = build_tasks(board, rules, profiles, lattice, config, nets, on_gpu=engine.name == "gpu", pieces=pieces)
     scope = {net for net, name in board.net_names.items() if net and (nets is None or name in nets)}
-    needed = sum(len(g) - 1 for net, g in pad_groups(board, pieces=pieces).items() if net in scope)
+    apart = {net: len(g) for net, g in pad_groups(board, pieces=pieces).items() if net in scope}
+    needed = sum(n - 1 for n in apart.values())
     timings["pins and MST"] = time.monotonic() - t0
     report({"stage": "tasks", "nets": len(tasks), "connections": needed})
     t0 = time.monotonic()
@@ -136,6 +154,14 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \
         + list(dict.fromkeys(note for t in tasks for note in t.notes))
     missing = {net: len(g) - 1 for net, g in groups.items() if len(g) > 1 and net in scope}
-    return RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
-                       engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds, needed, missing,
-                       outcome.context.rois / max(outcome.context.launches, 1))
+    # a fill that the new tracks cut apart makes joins that were not needed at the start: they count as needed,
+    # so that routed = needed - missing is never negative and agrees with `check` on the output
+    cut_apart = sum(max(0, len(g) - apart.get(net, 1)) for net, g in groups.items() if net in scope)
+    nets_to_route = len({net for net, n in apart.items() if n > 1} | set(missing))
+    result = RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
+                         engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds,
+                         needed + cut_apart, missing, outcome.context.rois / max(outcome.context.launches, 1),
+                         nets_to_route, should_stop())
+    report({"stage": "done", "nets": result.routed_nets, "nets_total": nets_to_route,
+            "connections": result.routed_connections, "connections_total": result.connections})
+    return result

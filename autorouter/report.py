@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
@@ -49,8 +50,12 @@ class Progress:
             self.bar.update(self.task, description="PathFinder")
         elif stage == "iteration":
             self.bar.update(self.task, completed=event["iteration"], status=(
-                f"iteration {event['iteration']}: {event['nets']} nets routed, {event['conflicted']} in conflict, "
-                f"{event['shared']} shared nodes"))
+                f"iteration {event['iteration']}: {event['nets']} of {event['nets_total']} nets routed, "
+                f"{event['conflicted']} in conflict, {event['shared']} shared nodes"))
+        elif stage == "done":       # the counts the summary gives, once conflicts are dropped and gaps joined
+            self.bar.update(self.task, description="done", completed=self.max_iterations, status=(
+                f"{event['nets']} of {event['nets_total']} nets, {event['connections']} of "
+                f"{event['connections_total']} connections routed"))
 
 
 def summary(board, rules, result, report, written, seconds, interrupted) -> dict:
@@ -61,11 +66,12 @@ def summary(board, rules, result, report, written, seconds, interrupted) -> dict
         "output": written,
         "backend": result.backend,
         "lattice": {"shape": list(result.lattice.shape), "pitch_mm": round(result.lattice.pitch, 4)},
-        "nets": len({t.net for t in result.tasks}),
-        "nets_routed": len({t.net for t in result.tasks}) - len(failed),
+        "nets": result.nets_to_route,
+        "nets_routed": result.routed_nets,
         "nets_failed": len(failed),
         "connections": result.connections,
         "connections_routed": result.routed_connections,
+        "unrouted": report.unrouted_total,      # on the whole board, as `autorouter check` counts on the output
         "iterations": result.iterations,
         "converged": result.converged,
         "tracks": len(result.tracks),
@@ -94,6 +100,8 @@ def render_summary(console: Console, info: dict) -> None:
     table.add_column("value", justify="right")
     table.add_row("nets routed", f"{info['nets_routed']} / {info['nets']}")
     table.add_row("connections routed", f"{info['connections_routed']} / {info['connections']}")
+    if info["unrouted"] != info["connections"] - info["connections_routed"]:     # --nets: the others count too
+        table.add_row("unrouted on the whole board", str(info["unrouted"]))
     table.add_row("PathFinder iterations", f"{info['iterations']}" + ("" if info["converged"] else " (not converged)"))
     table.add_row("tracks / vias", f"{info['tracks']} / {info['vias']}")
     table.add_row("track length", f"{info['track_length_mm'] / 1000:.3f} m")
@@ -125,7 +133,7 @@ def render_summary(console: Console, info: dict) -> None:
 
 
 def render_info(console: Console, info: dict) -> None:
-    board = Table(title=f"info: {info['board']}", show_header=False)
+    board = Table(title=f"info: {short_name(info['board'])}", show_header=False)
     board.add_column("what")
     board.add_column("value")
     w, h = info["size_mm"]
@@ -155,7 +163,7 @@ def render_info(console: Console, info: dict) -> None:
 
 
 def render_check(console: Console, board, report, kicad: dict | None = None) -> None:
-    table = Table(title=f"check: {board.path}")
+    table = Table(title=f"check: {short_name(board.path)}")
     table.add_column("kind")
     table.add_column("layer")
     table.add_column("where (mm)")
@@ -163,8 +171,8 @@ def render_check(console: Console, board, report, kicad: dict | None = None) -> 
     for v in report.violations[:200]:
         table.add_row(v.kind, v.layer, f"{v.x:.3f}, {v.y:.3f}", v.detail)
     console.print(table)
-    console.print(f"{len(report.violations)} violations, {report.unrouted_total} unrouted connections "
-                  f"in {len(report.unrouted)} nets", highlight=False)
+    console.print(f"{board.path}: {len(report.violations)} violations, {report.unrouted_total} unrouted "
+                  f"connections in {len(report.unrouted)} nets", highlight=False, soft_wrap=True)
     if kicad:
         render_kicad(console, report.by_kind(), report.unrouted_total, kicad)
 
@@ -184,3 +192,29 @@ def render_kicad(console: Console, ours_by_kind: dict, ours_unconnected: int, ki
         table.add_row(kind, str(ours_by_kind.get(kind, 0)), str(theirs.get(kind, 0)))
     table.add_row("DRC errors", str(sum(ours_by_kind.values())), str(kicad["violations"]))
     console.print(table)
+
+
+TITLE_CHARS = 40       # a table's title wraps at the table's width: long board names are cut to this
+
+
+def short_name(path) -> str:
+    """A board's file name for a table title, cut short (the full path is printed below the table)."""
+    name = Path(path).name
+    return name if len(name) <= TITLE_CHARS else name[:TITLE_CHARS - 3] + "..."
+
+
+PADS_SHOWN = 6         # the nets table lists this many pads a net; --json lists them all
+
+
+def render_nets(console: Console, info: dict) -> None:
+    table = Table(title=f"nets: {short_name(info['board'])}")
+    for column in ("net", "class", "pads", "connections to route"):
+        table.add_column(column, justify="right" if column == "connections to route" else "left")
+    for n in info["nets"]:
+        shown = ", ".join(n["pads"][:PADS_SHOWN]) + (f" (+{len(n['pads']) - PADS_SHOWN})"
+                                                     if len(n["pads"]) > PADS_SHOWN else "")
+        table.add_row(n["name"], n["net_class"], f"{len(n['pads'])}: {shown}" if n["pads"] else "0",
+                      str(n["connections_to_route"]))
+    console.print(table)
+    console.print(f"{len(info['nets'])} nets, {sum(n['connections_to_route'] for n in info['nets'])} connections "
+                  "to route", highlight=False)

@@ -27,6 +27,8 @@ def shared_boards() -> list[Path]:
 
 needs_kicad = pytest.mark.skipif(not kicad_available(), reason="KiCad 9 (kicad-cli, demos) is not installed")
 needs_shared = pytest.mark.skipif(not BOARDS.is_dir(), reason="../shared/boards is not present")
+needs_judge = pytest.mark.skipif(not (JUDGE / "kicad_judge.py").is_file(),
+                                 reason="../shared/judge (KiCad's verdict) is not present")
 
 
 def top_level_heads(block: str) -> list[str]:

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from autorouter.board import load_board
-from conftest import BOARDS, JUDGE, assert_only_routing_added, needs_kicad, needs_shared, shared_boards
+from conftest import BOARDS, JUDGE, assert_only_routing_added, needs_judge, needs_kicad, needs_shared, shared_boards
 
 
 def judge():
@@ -26,6 +26,7 @@ def route(src, out, *extra):
 
 
 @needs_kicad
+@needs_judge
 @pytest.mark.kicad
 @pytest.mark.parametrize("name", ["ecc83-pp", "sonde_xilinx", "complex_hierarchy"])
 def test_demo_board_is_routed_clean_by_kicads_verdict(name, tmp_path):
@@ -47,6 +48,7 @@ def test_demo_board_is_routed_clean_by_kicads_verdict(name, tmp_path):
 
 
 @needs_kicad
+@needs_judge
 @pytest.mark.kicad
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["pic_programmer", "multichannel_mixer", "kit-dev-coldfire-xilinx_5213"])
@@ -65,6 +67,7 @@ def test_other_demo_boards_keep_every_byte(name, tmp_path):
 
 @needs_kicad
 @needs_shared
+@needs_judge
 @pytest.mark.kicad
 @pytest.mark.slow
 @pytest.mark.parametrize("path", shared_boards(), ids=lambda p: p.stem)

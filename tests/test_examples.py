@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, kicad_available
+from conftest import JUDGE, ROOT, kicad_available
 
 EXAMPLES = ROOT / "examples"
 BOARDS = [EXAMPLES / "breakout-2layer" / "breakout.kicad_pcb", EXAMPLES / "qfp-4layer" / "qfp.kicad_pcb"]
@@ -40,7 +40,7 @@ def test_example_routes_completely_and_cleanly(board, tmp_path):
     info = json.loads(proc.stdout)
     assert info["connections_routed"] == info["connections"] > 0 and info["drc_violations"] == 0
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and info["preview"] == str(picture)
-    if kicad_available():
+    if kicad_available() and JUDGE.is_dir():          # KiCad's verdict too, where the judge is at hand
         from test_end_to_end import judge
         j = judge()
         j.copy_project(str(src), str(out))

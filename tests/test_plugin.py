@@ -11,7 +11,7 @@ import pytest
 
 from autorouter.cli import main
 from autorouter.plugin_install import swig_plugin_dir
-from conftest import ROOT, needs_kicad
+from conftest import ROOT, needs_judge, needs_kicad
 from headless_display import needs_xvfb, xvfb
 from test_end_to_end import judge
 
@@ -90,6 +90,7 @@ def test_install_is_one_command(tmp_path, capsys):
 
 
 @needs_kicad
+@needs_judge
 @pytest.mark.kicad
 def test_kicad_runs_the_plugin_headless_on_a_demo_board(tmp_path):
     j = judge()

@@ -175,7 +175,7 @@ def test_cancel_stops_the_router_and_nothing_is_written(tmp_path):
     fake = tmp_path / "router.py"
     fake.write_text("import json, os, sys, time\n"
                     f"open({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid()))\n"
-                    "print(json.dumps({'stage': 'tasks', 'nets': 3, 'connections': 5}), file=sys.stderr, flush=True)\n"
+                    "print(json.dumps({'stage': 'tasks', 'nets': 3, 'connections': 5}), flush=True)\n"
                     "time.sleep(60)\n")
     ui = RecordingUI(cancel_after=1)
     started = time.monotonic()

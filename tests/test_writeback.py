@@ -9,7 +9,7 @@ from autorouter.lattice.grid import make_lattice
 from autorouter.board.model import Track, Via
 from autorouter.writeback import with_items, write_atomic
 from autorouter.writeback.tracks import corners
-from conftest import BOARDS, JUDGE, needs_shared
+from conftest import BOARDS, JUDGE, needs_judge, needs_shared
 
 
 def judge_strip_text(text: str) -> str:
@@ -36,6 +36,7 @@ def test_collinear_steps_merge_into_one_segment():
 
 
 @needs_shared
+@needs_judge
 @pytest.mark.parametrize("name", ["k9_atomic14_devboard_unrouted", "k7_tillitis_tk1", "k10_tastexx"])
 def test_inserted_items_leave_every_other_byte(name, tmp_path):
     text = (BOARDS / f"{name}.kicad_pcb").read_text()
@@ -61,6 +62,7 @@ def test_kicad10_items_name_their_net():
 
 
 @needs_shared
+@needs_judge
 @pytest.mark.parametrize("name", ["k9_atomic14_devboard_unrouted", "k7_tillitis_tk1"])
 def test_items_are_written_on_lines_of_their_own_in_the_files_layout(name):
     text = (BOARDS / f"{name}.kicad_pcb").read_bytes().decode()

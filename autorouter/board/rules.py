@@ -1,4 +1,4 @@
-"""Design rules: net classes from the .kicad_pro beside the board, and the board's own minimums.
+"""Design rules: net classes from the .kicad_pro beside the board (or the one named), and the board's own minimums.
 
 Where a net class asks for less than the board's minimum, the minimum wins (KiCad's DRC checks both).
 Supported project forms: KiCad 6 (`nets` lists inside each class), KiCad 7/8 (`netclass_assignments` as
@@ -9,6 +9,7 @@ where they may apply (custom_rules.py); a net so raised gets a class of its own,
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -75,9 +76,13 @@ def read_beside(path: Path, what: str) -> str:
         raise BoardError(f"{path}: cannot read {what} ({e})") from None
 
 
-def load_rules(board: Board, config) -> DesignRules:
-    """Rules for `board` from its .kicad_pro if there is one, else the config's defaults (said in notes)."""
-    pro = project_path(board.path)
+def load_rules(board: Board, config, project: str | Path | None = None) -> DesignRules:
+    """Rules for `board` from its .kicad_pro if there is one, else the config's defaults (said in notes). project:
+    the project file to read instead (a BoardError if it is missing); its .kicad_dru holds the custom rules, as KiCad
+    names them after the project."""
+    if project is not None and not Path(project).is_file():
+        raise BoardError(f"project file {project} does not exist")
+    pro = Path(project) if project is not None else project_path(board.path)
     defaults = {"track_width": config.default_track_width, "clearance": config.default_clearance,
                 "via_diameter": config.default_via_diameter, "via_drill": config.default_via_drill}
     if not pro.exists():
@@ -85,7 +90,7 @@ def load_rules(board: Board, config) -> DesignRules:
                             [f"no {pro.name} beside the board: default rules (track {defaults['track_width']} mm, "
                              f"clearance {defaults['clearance']} mm, via {defaults['via_diameter']}/"
                              f"{defaults['via_drill']} mm)"])
-        return with_custom_rules(with_mask(rules, board), board)
+        return with_custom_rules(with_mask(rules, board), board, pro)
     text = read_beside(pro, "the project file")
     try:
         data = json.loads(text)
@@ -93,7 +98,7 @@ def load_rules(board: Board, config) -> DesignRules:
         raise BoardError(f"{pro}: the project file is not valid JSON (line {e.lineno}: {e.msg})") from None
     if not isinstance(data, dict):
         raise BoardError(f"{pro}: the project file is not a JSON object")
-    return with_custom_rules(with_mask(rules_from_project(data, board, defaults, str(pro)), board), board)
+    return with_custom_rules(with_mask(rules_from_project(data, board, defaults, str(pro)), board), board, pro)
 
 
 def with_mask(rules: DesignRules, board: Board) -> DesignRules:
@@ -105,9 +110,9 @@ def with_mask(rules: DesignRules, board: Board) -> DesignRules:
     return rules
 
 
-def with_custom_rules(rules: DesignRules, board: Board) -> DesignRules:
-    """The rules raised by the .kicad_dru beside the board, if there is one."""
-    path = custom_rules_path(board.path)
+def with_custom_rules(rules: DesignRules, board: Board, project: Path) -> DesignRules:
+    """The rules raised by the project's .kicad_dru, if there is one."""
+    path = custom_rules_path(project)
     if not path.exists():
         return rules
     text = read_beside(path, "the custom rules")
@@ -169,21 +174,43 @@ def number(value, fallback: float) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else fallback
 
 
+def size(value, fallback: float, source: str, setting: str, positive: bool) -> float:
+    """A size in mm from the project: the fallback where it is absent (missing or null, as KiCad 9 writes for keys
+    a class leaves to Default); anything else that is no finite number, or not positive (negative, for a minimum),
+    is refused naming the file, the setting and the value."""
+    if value is None:
+        return fallback
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < 0 or (positive and value == 0):
+        raise BoardError(f"{source}: {setting} is {json.dumps(value)}: it must be a "
+                         f"{'positive' if positive else 'non-negative'} number of mm")
+    return float(value)
+
+
+# The board minimums read from the project's design_settings.rules, and whether KiCad allows them to be 0.
+MINIMUMS = ("min_track_width", "min_clearance", "min_via_diameter", "min_through_hole_diameter",
+            "min_via_annular_width", "min_copper_edge_clearance", "min_hole_to_hole", "min_hole_clearance")
+# A net class's sizes must be positive to route with; its clearance may be 0.
+POSITIVE = {"track_width": True, "clearance": False, "via_diameter": True, "via_drill": True}
+
+
 def rules_from_project(data: dict, board: Board, defaults: dict, source: str) -> DesignRules:
-    minimums = ((data.get("board") or {}).get("design_settings") or {}).get("rules") or {}
-    min_track = number(minimums.get("min_track_width"), 0.0)
-    min_clear = number(minimums.get("min_clearance"), 0.0)
-    min_via = number(minimums.get("min_via_diameter"), 0.0)
-    min_drill = number(minimums.get("min_through_hole_diameter"), 0.0)
-    min_annulus = number(minimums.get("min_via_annular_width"), 0.0)
+    raw_minimums = ((data.get("board") or {}).get("design_settings") or {}).get("rules") or {}
+    minimum = {k: size(raw_minimums.get(k), 0.25 if k == "min_hole_to_hole" else 0.0, source,
+                       f"board.design_settings.rules.{k}", positive=False) for k in MINIMUMS}
+    min_track, min_clear = minimum["min_track_width"], minimum["min_clearance"]
+    min_via, min_drill = minimum["min_via_diameter"], minimum["min_through_hole_diameter"]
+    min_annulus = minimum["min_via_annular_width"]
     settings = data.get("net_settings") or {}
     raw_classes = [c for c in settings.get("classes") or [] if isinstance(c, dict) and c.get("name")]
     default_raw = next((c for c in raw_classes if c["name"] == "Default"), {})
-    base = {k: number(default_raw.get(k), defaults[k]) for k in KEYS}
+    where = lambda raw, k: f"net class {raw['name']!r}: {k}"
+    base = {k: size(default_raw.get(k), defaults[k], source, where({"name": "Default"}, k), POSITIVE[k])
+            for k in KEYS}
     classes: dict[str, NetClassRules] = {}
     notes: list[str] = []
     for raw in raw_classes or [{"name": "Default"}]:
-        values = {k: number(raw.get(k), base[k]) for k in KEYS}
+        values = {k: size(raw.get(k), base[k], source, where(raw, k), POSITIVE[k]) for k in KEYS}
         wanted = dict(values)
         values["track_width"] = max(values["track_width"], min_track)
         values["clearance"] = max(values["clearance"], min_clear)
@@ -199,9 +226,9 @@ def rules_from_project(data: dict, board: Board, defaults: dict, source: str) ->
     priority = {c["name"]: number(c.get("priority"), 0) for c in raw_classes}
     net_class = assign_classes(settings, board, classes, priority)
     return DesignRules(classes, net_class,
-                       edge_clearance=number(minimums.get("min_copper_edge_clearance"), 0.0),
-                       hole_to_hole=number(minimums.get("min_hole_to_hole"), 0.25),
-                       hole_clearance=number(minimums.get("min_hole_clearance"), 0.0),
+                       edge_clearance=minimum["min_copper_edge_clearance"],
+                       hole_to_hole=minimum["min_hole_to_hole"],
+                       hole_clearance=minimum["min_hole_clearance"],
                        source=source, notes=notes, min_track_width=min_track,
                        small_via=smallest_via(data, min_via, min_drill, min_annulus))
 

@@ -36,9 +36,11 @@ def check_balanced(bare: str, path) -> None:
     codes = np.frombuffer(bare.encode("utf-8"), dtype=np.uint8)
     step = (codes == ord("(")).astype(np.int32) - (codes == ord(")"))
     depth = np.cumsum(step)
-    if depth.size == 0 or depth[-1] != 0:
+    if depth.size == 0 or depth[-1] > 0:
         left = int(depth[-1]) if depth.size else 0
         raise BoardError(f"{path}: malformed board: truncated or unbalanced parentheses ({left} left open)")
+    if depth[-1] < 0:           # more closed than opened: a count "left open" would be negative
+        raise BoardError(f"{path}: malformed board: unbalanced parentheses ({-int(depth[-1])} more ')' than '(')")
     closed = np.flatnonzero(depth <= 0)
     if closed.size and (depth[closed[0]] < 0 or bare[closed[0] + 1:].strip()):
         raise BoardError(f"{path}: malformed board: unbalanced ')' or text after the board's closing ')'")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import shapely
 
 from ..board.connectivity import pad_groups
 from ..board.model import Board, Pad
@@ -21,6 +22,7 @@ class Pin:
     portals: Portals
     pieces: list = field(default_factory=list)                # the zone fill pieces that join its pads
     fill: np.ndarray = field(default_factory=lambda: EMPTY)   # nodes in them where a path may end (no stub)
+    outside: bool = False                                     # every pad of it lies off the board outline
 
 
 @dataclass
@@ -153,6 +155,8 @@ def make_task(net: int, name: str, clusters, board, rules, profiles, lattice, co
     wanted = rules.for_net(net)
     cls, pins, blocked = reachable_pins(clusters, wanted, rules, profiles, layer_index, lattice, config, smallest)
     inset = cls.via_diameter / 2 + rules.max_clearance + config.clearance_margin
+    for pin in pins:            # said apart from a blocked pad: the part, not the rules, needs moving
+        pin.outside = not any(shapely.contains_xy(board.outline, p.x, p.y) for p in pin.pads)
     for pin, pieces in zip(pins, fills or ()):
         pin.pieces = pieces
         if config.join_fills:

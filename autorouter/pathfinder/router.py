@@ -86,7 +86,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
         ctx.device_costs = DeviceCosts(occ)
     routes: dict[int, NetRoute] = {}
     pending = [t for t in tasks if t.connections]
-    iteration, converged, why = 0, False, ""
+    iteration, converged, why, cut = 0, False, "", ""
     best_shared, since_best = None, 0
     start = time.monotonic()
     while iteration < config.max_iterations:
@@ -103,15 +103,16 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
                     occ.footprint(route, radii)
                 occ.add(route, +1)
                 routes[t.net] = route
-            why = should_stop()
+            why = cut = should_stop()
             if why:
                 break
         shared = occ.add_history(routes.values(), config.hist_fac)
         pending = nets_in_conflict(tasks, routes, occ)
         if on_progress:
-            on_progress({"stage": "iteration", "iteration": iteration, "nets": len(routes),
-                         "conflicted": len(pending), "shared": shared, "elapsed": time.monotonic() - start,
-                         "failed": sum(1 for r in routes.values() if r.failed)})
+            failed = sum(1 for r in routes.values() if r.failed)
+            on_progress({"stage": "iteration", "iteration": iteration, "nets": len(routes) - failed,
+                         "nets_total": sum(1 for t in tasks if t.connections), "conflicted": len(pending),
+                         "shared": shared, "elapsed": time.monotonic() - start, "failed": failed})
         if not pending:
             converged = True
             break
@@ -134,7 +135,10 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
         reach = max(lattice.rows, lattice.cols) * lattice.pitch
         for t in pending:           # a net that keeps meeting others may need a longer way round
             ctx.roi_margin[t.net] = min(ctx.margin(t.net) * config.roi_growth, reach)
-    dropped = drop_conflicts(tasks, routes, occ, radii)
+    # cut short by the time limit or a signal, the conflicts left were never given the iterations to settle
+    reason = f"{cut}: stopped before its conflicts were settled" if cut else \
+        "congestion: no room left beside its neighbours"
+    dropped = drop_conflicts(tasks, routes, occ, radii, reason)
     if dropped:
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
     return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds, ctx, tasks)
@@ -231,8 +235,9 @@ def overlap(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def drop_conflicts(tasks, routes, occ, radii) -> list[int]:
-    """Rip up connections, most conflicted first, until no route shares a node: what is left is legal."""
+def drop_conflicts(tasks, routes, occ, radii, reason: str) -> list[int]:
+    """Rip up connections, most conflicted first, until no route shares a node: what is left is legal. reason: what
+    each connection dropped is labelled with."""
     dropped = []
     while True:
         worst, where = 0, None
@@ -246,7 +251,7 @@ def drop_conflicts(tasks, routes, occ, radii) -> list[int]:
         t, i = where
         route = routes[t.net]
         occ.add(route, -1)
-        route.failed += ["congestion: no room left beside its neighbours"] * route.remove(i)
+        route.failed += [reason] * route.remove(i)
         occ.footprint(route, radii)
         occ.add(route, +1)
         dropped.append(t.net)
@@ -264,18 +269,19 @@ def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
     growing = [Growing(t, NetRoute(), [0]) for t in batch]
     for g in growing:
         if g.task.pins[0].portals.nodes.size == 0:
-            g.route.failed.append(f"pad {g.task.blocked[0]} has no legal way in (blocked pad)")
+            g.route.failed.append(unreachable(g.task.pins[0]))
     steps = max(t.connections for t in batch)
     for j in range(1, steps + 1):
         active = [g for g in growing if j < len(g.task.pins)]
-        if ctx.should_stop():                    # a large net can take many searches: stop between them
+        why = ctx.should_stop()
+        if why:                                  # a large net can take many searches: stop between them
             for g in active:
-                g.route.failed += ["not routed (stopped before reaching it)"] * (len(g.task.pins) - j)
+                g.route.failed += [f"{why}: stopped before reaching it"] * (len(g.task.pins) - j)
             break
         ready = []
         for g in active:
             if g.task.pins[j].portals.nodes.size == 0:
-                g.route.failed.append(f"pad {'/'.join(p.name for p in g.task.pins[j].pads)} has no legal way in (blocked pad)")
+                g.route.failed.append(unreachable(g.task.pins[j]))
             elif not g.route.connections and not any(g.task.pins[i].portals.nodes.size for i in g.joined):
                 g.route.failed.append("no routed pin to start from")
             else:
@@ -283,6 +289,14 @@ def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
         retry = search_step(ready, j, ctx, full=False)
         search_step(retry, j, ctx, full=True)
     return [g.route for g in growing]
+
+
+def unreachable(pin) -> str:
+    """Why a pin without portals cannot be joined: it lies off the board, or nothing legal reaches it."""
+    names = "/".join(p.name for p in pin.pads)
+    if pin.outside:
+        return f"pad {names} lies outside the board outline"
+    return f"pad {names} has no legal way in (blocked pad)"
 
 
 def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

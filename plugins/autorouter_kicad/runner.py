@@ -124,35 +124,41 @@ class ConsoleUI:
 
 
 def run_router(command: list[str], board: Path, out: Path, options: RouteOptions, ui, poll: float = 0.1) -> dict:
-    """Route `board` into `out` with `autorouter route --json --events`, relaying its progress to ui.progress and
-    asking ui.cancelled() at least every `poll` seconds. Returns the router's summary (exit 0 or 1: complete or
-    partial, the output written either way). Raises Cancelled when the user cancels (the router is stopped with
-    SIGTERM, which makes it write nothing), RouterFailed when it fails."""
-    summary = out.with_suffix(".summary.json")
-    with open(summary, "w") as stdout:       # a file, not a pipe: a long summary cannot fill a pipe and block it
-        proc = subprocess.Popen([*command, "route", str(board), "-o", str(out), *options.arguments(),
-                                 "--json", "--events"], stdout=stdout, stderr=subprocess.PIPE, text=True,
-                                env=clean_env())
+    """Route `board` into `out` with `autorouter route --events` (stdout: one JSON event a line, the summary last),
+    relaying its progress to ui.progress and asking ui.cancelled() at least every `poll` seconds. Returns the
+    router's summary (exit 0 or 1: complete or partial, the output written either way). Raises Cancelled when the
+    user cancels (the router is stopped with SIGTERM, which makes it write nothing), RouterFailed when it fails."""
+    errors_file = out.with_suffix(".errors.txt")
+    with open(errors_file, "w") as stderr:   # a file, not a pipe: errors cannot fill a pipe and block the router
+        proc = subprocess.Popen([*command, "route", str(board), "-o", str(out), *options.arguments(), "--events"],
+                                stdout=subprocess.PIPE, stderr=stderr, text=True, env=clean_env())
     lines: queue.Queue = queue.Queue()
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True)
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)
     reader.start()                           # the dialog stays live (and Cancel works) between two events
-    errors = []
+    info = None
     while proc.poll() is None or reader.is_alive() or not lines.empty():
         if ui.cancelled():
             stop(proc)
             raise Cancelled("routing cancelled: nothing was changed")
         try:
-            line = lines.get(timeout=poll)
+            event = json.loads(lines.get(timeout=poll))
         except queue.Empty:
             continue
-        try:
-            ui.progress(describe(json.loads(line)))
-        except (ValueError, KeyError, TypeError):
-            errors.append(line.strip())
+        except ValueError:
+            continue
+        if event.get("stage") == "summary":
+            info = {k: v for k, v in event.items() if k != "stage"}
+        else:
+            try:
+                ui.progress(describe(event))
+            except (KeyError, TypeError):
+                pass
     code = proc.wait()
-    if code not in (0, 1) or not out.exists():
-        raise RouterFailed("; ".join(e for e in errors if e) or f"autorouter exited with code {code}")
-    return json.loads(summary.read_text())
+    errors = errors_file.read_text(errors="replace").splitlines()
+    errors_file.unlink(missing_ok=True)
+    if code not in (0, 1) or not out.exists() or info is None:
+        raise RouterFailed("; ".join(e.strip() for e in errors if e.strip()) or f"autorouter exited with code {code}")
+    return info
 
 
 def stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
