@@ -66,8 +66,8 @@ def test_check_kicad_equals_the_judge(name, stripped, tmp_path):
 def test_check_kicad_table_beside_ours(tmp_path):
     board = generated.write(generated.thermal_zone(), tmp_path, generated.default_class())
     proc = run("check", board, "--kicad")
-    assert "ours beside KiCad's DRC" in proc.stderr and "unconnected" in proc.stderr, proc.stderr
-    assert "note:" not in proc.stderr
+    assert "ours beside KiCad's DRC" in proc.stdout and "unconnected" in proc.stdout, proc.stdout   # tables: stdout
+    assert "note:" not in proc.stdout + proc.stderr
 
 
 @needs_kicad
@@ -95,8 +95,8 @@ def test_note_when_kicad_cli_is_missing(tmp_path):
     plain = run("check", board)
     proc = run("check", board, "--kicad", env=env)
     assert proc.returncode == plain.returncode and "Traceback" not in proc.stderr
-    notes = [line for line in proc.stderr.splitlines() if "kicad-cli" in line]
-    assert notes == ["note: KiCad's DRC not run: kicad-cli is not installed (or not on PATH)"], proc.stderr
+    notes = [line for line in proc.stdout.splitlines() if "kicad-cli" in line]      # check's report is on stdout
+    assert notes == ["note: KiCad's DRC not run: kicad-cli is not installed (or not on PATH)"], proc.stdout
     proc = run("check", board, "--kicad", "--json", env=env)
     assert json.loads(proc.stdout)["kicad"] == {"note": notes[0][len("note: "):]}
     out = tmp_path / "out.kicad_pcb"
