@@ -146,7 +146,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop, neck)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
-    starved_before = starved_keys(reliefs(board, pieces))
+    starved_before = starved_keys(reliefs(board, pieces), strict=True)
     tasks, tracks, vias, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks, outcome,
                                          starved_before)
     timings["finishing"] = time.monotonic() - t0
