@@ -101,9 +101,10 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starv
         pieces = predict_fill(board, rules, tracks, vias) if board.zones else ()
         groups = pad_groups(board, tracks, vias, pieces)
         apart = {board.net_name(net) for net, g in groups.items() if len(g) > 1 and net in scope}
-        if not apart or round_ == FINISH_ROUNDS or outcome.context.should_stop():
+        stopping = outcome.context.should_stop()
+        if not apart or round_ == FINISH_ROUNDS or stopping:
             stubs = feed_starved(board, rules, pieces, tracks, vias, config.clearance_margin, starved_before) \
-                if pieces else []
+                if pieces and not stopping else []
             if stubs:
                 tracks = tracks + stubs
                 groups = pad_groups(board, tracks, vias, predict_fill(board, rules, tracks, vias))

@@ -1,6 +1,7 @@
 """Interruptions: Ctrl-C (SIGINT) and SIGTERM stop routing within a second and write nothing, unless --save-partial
 asked for the result so far; --time-limit stops at the limit and writes the best result. The input is never
 touched, and no temporary file is left behind."""
+import json
 import signal
 import subprocess
 import sys
@@ -21,13 +22,14 @@ def start(out, *extra):
 
 
 def interrupt(proc, sig, after: float) -> tuple[float, str]:
-    """Send sig once routing is under way; return how long the router took to exit, and its stderr."""
+    """Send sig once routing is under way; return how long the router took to exit, and what it said (stderr, and
+    stdout where --events puts the summary)."""
     time.sleep(after)
     assert proc.poll() is None, "the router finished before it could be interrupted"
     sent = time.monotonic()
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
-    return time.monotonic() - sent, err
+    out, err = proc.communicate(timeout=60)
+    return time.monotonic() - sent, err + (out or "")
 
 
 @needs_shared
@@ -42,11 +44,20 @@ def test_a_signal_stops_within_a_second_and_writes_nothing(sig, tmp_path):
     assert (BOARDS / f"{LARGE}.kicad_pcb").read_bytes() == before
 
 
+def wait_for_routing(proc) -> None:
+    """Read the router's --events until negotiation starts (how long that takes depends on the machine's load)."""
+    for line in proc.stdout:
+        if json.loads(line).get("stage") == "tasks":
+            return
+    raise AssertionError("the router stopped before routing")
+
+
 @needs_shared
 def test_save_partial_writes_the_routes_so_far(tmp_path):
     out = tmp_path / "routed.kicad_pcb"
-    proc = start(out, "--save-partial")
-    took, err = interrupt(proc, signal.SIGINT, after=8)
+    proc = start(out, "--save-partial", "--events")
+    wait_for_routing(proc)
+    took, err = interrupt(proc, signal.SIGINT, after=2)
     assert took < 1.5 and proc.returncode == 1, err[-2000:]
     assert "Traceback" not in err and "partial result written" in err
     assert assert_only_routing_added((BOARDS / f"{LARGE}.kicad_pcb").read_text(), out.read_text()) > 0
