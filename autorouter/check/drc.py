@@ -4,8 +4,9 @@ Checks tracks and vias (all of them, or only the new ones) as KiCad's DRC does, 
 finds: clearance to every other net's copper (the larger of the two items' clearances; a pad's own clearance
 overrides its class), hole_clearance (copper to another net's hole), copper_edge_clearance, hole_to_hole,
 solder_mask_bridge (outer-layer copper under another net's solder-mask opening), track_dangling (a new track
-end that touches nothing of its net), starved_thermal (a thermal relief left with fewer spokes than KiCad asks). And counts, per net, the pad groups that copper does not yet join
-(unrouted connections), with the zone fills KiCad's refill will make (zones.predict) as copper.
+end that touches nothing of its net), starved_thermal (a thermal relief left with fewer spokes than KiCad asks).
+And counts, per net, the pad groups that copper does not yet join (unrouted connections), with the zone fills
+KiCad's refill will make (zones.predict) as copper.
 """
 from __future__ import annotations
 

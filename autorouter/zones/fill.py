@@ -48,14 +48,24 @@ def connection(pad: Pad, zone: Zone) -> str:
     return mode
 
 
+def relief_gap(pad: Pad, zone: Zone) -> float:
+    """The thermal gap around a relieved pad: the pad's own, else the zone's."""
+    return pad.thermal_gap if pad.thermal_gap is not None else zone.thermal_gap
+
+
+def relief_width(pad: Pad, zone: Zone) -> float:
+    """The width of a relieved pad's spokes: the pad's own, else the zone's."""
+    return pad.thermal_width if pad.thermal_width is not None else zone.thermal_width
+
+
 def spokes(pad: Pad, zone: Zone) -> list[tuple[Polygon, Point]]:
     """KiCad's thermal spokes of a pad into a zone: (body, test point at its outer end), in board coordinates.
     Four spokes from the centre of the pad's shape to just past its bounding box grown by the thermal gap and half
     the zone's minimum thickness, in the pad's frame, turned by the pad's spoke angle."""
-    gap = pad.thermal_gap if pad.thermal_gap is not None else zone.thermal_gap
+    gap = relief_gap(pad, zone)
     local = affinity.translate(affinity.rotate(pad.outline, pad.angle, origin=(pad.x, pad.y)), -pad.x, -pad.y)
     x0, y0, x1, y1 = local.bounds
-    width = min(pad.thermal_width if pad.thermal_width is not None else zone.thermal_width, x1 - x0, y1 - y0)
+    width = min(relief_width(pad, zone), x1 - x0, y1 - y0)
     if width < zone.min_thickness:
         return []
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
@@ -151,7 +161,7 @@ def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) 
             mode = connection(board.pads[i], zone)
             if mode == "thermal":
                 pad = board.pads[i]
-                gap = pad.thermal_gap if pad.thermal_gap is not None else zone.thermal_gap
+                gap = relief_gap(pad, zone)
                 rings.append(grow(copper.geoms[h], gap + MARGIN))
                 relieved.append((i, spokes(pad, zone)))
             elif mode == "none":

@@ -23,7 +23,7 @@ from shapely.strtree import STRtree
 
 from ..board.geometry import track_body
 from ..board.model import Board, Track
-from .fill import MARGIN, SPOKES_KEPT, Copper, Piece
+from .fill import MARGIN, SPOKES_KEPT, Copper, Piece, relief_gap, relief_width
 
 
 @dataclass
@@ -66,10 +66,11 @@ def joined_items(pieces: list[Piece], own: dict) -> list[int]:
     return counts
 
 
-def reliefs(board: Board, pieces: list[Piece], tracks=(), vias=()) -> list[Relief]:
+def reliefs(board: Board, pieces: list[Piece], tracks=(), vias=(), items: list[int] | None = None) -> list[Relief]:
     """Every thermally relieved pad with a spoke into a piece of its zone's fill, per zone and layer, with the spokes
-    KiCad counts. pieces: zones.predict with the same tracks and vias."""
-    items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
+    KiCad counts. pieces: zones.predict with the same tracks and vias; items: their joined_items, if known."""
+    if items is None:
+        items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
     found: dict[tuple[int, str, int], Relief] = {}
     for piece, n in zip(pieces, items):
         for i, _, _ in piece.spokes:
@@ -86,7 +87,8 @@ def reliefs(board: Board, pieces: list[Piece], tracks=(), vias=()) -> list[Relie
         own_tracks.setdefault((t.net, t.layer), []).append(t)
     for r in found.values():
         if r.spokes < SPOKES_KEPT:
-            r.spokes += track_spokes(board, r, fills[(r.zone, r.layer)], own_tracks.get((board.pads[r.pad].net, r.layer), []))
+            own = own_tracks.get((board.pads[r.pad].net, r.layer), [])
+            r.spokes += track_spokes(board, r, fills[(r.zone, r.layer)], own)
     return list(found.values())
 
 
@@ -94,8 +96,7 @@ def track_spokes(board: Board, r: Relief, fill: list, tracks: list[Track]) -> in
     """Of the tracks (the pad's net's, on the relief's layer), those from inside the pad (grown by half the gap)
     into the fill."""
     pad, zone = board.pads[r.pad], board.zones[r.zone]
-    gap = pad.thermal_gap if pad.thermal_gap is not None else zone.thermal_gap
-    inside = pad.outline.buffer(gap / 2)
+    inside = pad.outline.buffer(relief_gap(pad, zone) / 2)
     n = 0
     for t in tracks:
         for a, b in ((t.start, t.end), (t.end, t.start)):
@@ -116,11 +117,12 @@ def starved_keys(reliefs_: list[Relief], strict: bool = False) -> set[tuple[int,
 def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), margin: float = 0.0,
                  before: set = frozenset()) -> list[Track]:
     """Stubs for the reliefs the new tracks and vias left short (those in `before`, starved_keys(..., strict=True) of
-    the board as it came, are the design's own): per pad, as many as it lacks, each a straight track of the net from the pad's
-    centre into a piece of its zone's fill joined to more than the pad, clear of all other copper, holes, the board
-    edge, rule areas and other nets' solder-mask openings."""
+    the board as it came, are the design's own): per pad, as many as it lacks, each a straight track of the net
+    from the pad's centre into a piece of its zone's fill joined to more than the pad, clear of all other copper,
+    holes, the board edge, rule areas and other nets' solder-mask openings."""
     items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
-    starved = [r for r in reliefs(board, pieces, tracks, vias) if r.short and (r.pad, r.layer, r.zone) not in before]
+    starved = [r for r in reliefs(board, pieces, tracks, vias, items)
+               if r.short and (r.pad, r.layer, r.zone) not in before]
     if not starved:
         return []
     copper = Copper(board, rules, tracks, vias)
@@ -128,9 +130,8 @@ def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), m
     for r in starved:
         pad, zone = board.pads[r.pad], board.zones[r.zone]
         targets = [(p, n) for p, n in zip(pieces, items) if p.zone == r.zone and p.layer == r.layer and n > 1]
-        width = max(pad.thermal_width if pad.thermal_width is not None else zone.thermal_width,
-                    rules.min_track_width)
-        gap = pad.thermal_gap if pad.thermal_gap is not None else zone.thermal_gap
+        width = max(relief_width(pad, zone), rules.min_track_width)
+        gap = relief_gap(pad, zone)
         # a stub along a spoke that already connects would add nothing but the count
         taken = [math.atan2(end.y - pad.y, end.x - pad.x) for piece, _ in targets for i, _, end in piece.spokes
                  if i == r.pad]
