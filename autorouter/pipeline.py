@@ -17,8 +17,8 @@ from .lattice.grid import Lattice
 from .board.connectivity import pad_groups
 from .pathfinder import NetRoute, NetTask, build_tasks, negotiate, reconnect
 from .pathfinder.nets import neck_tasks
-from .pathfinder.costs import STEP
 from .search import make_engine
+from .search.constants import STEP
 from .writeback.tracks import routes_to_items
 from .zones import predict as predict_fill
 from .zones import feed_starved, reliefs, spoke_guards, starved_keys

@@ -74,3 +74,24 @@ def test_unreachable_sink(method):
     req = RoiRequest((1, 1, 3), ArrayCosts(cost, cost.copy(), cost.copy()), np.array([0]), np.array([0]), np.array([2]),
                      np.array([0]))
     assert CpuEngine(4, method).search([req])[0].path is None
+
+
+def test_kernels_define_none_of_the_shared_constants():
+    """The kernels get BLOCKED, COST_CAP and the rest from search/constants.py (cuda_defines), so that each value is
+    written once: a #define of one in a .cu file would be a second copy that could drift."""
+    import re
+    from pathlib import Path
+    from autorouter.search import constants
+    shared = {name for name in vars(constants) if name.isupper()} | {"FREE"}
+    package = Path(constants.__file__).parents[1]
+    kernels = [*package.glob("**/*.cu"), *package.glob("**/*.cuh")]
+    assert len(kernels) >= 4
+    for path in kernels:
+        defined = set(re.findall(r"^\s*#\s*define\s+(\w+)", path.read_text(), re.M))
+        assert not defined & shared, (path.name, defined & shared)
+
+
+def test_cuda_defines_spell_each_constant_once():
+    from autorouter.search.constants import BLOCKED, cuda_defines
+    assert cuda_defines("BLOCKED", "NO_PARENT", FREE=-1) == (f"-DBLOCKED={int(BLOCKED)}LL", "-DNO_PARENT=4294967295LL",
+                                                            "-DFREE=(-1)")

@@ -11,10 +11,7 @@ import numpy as np
 
 from ..lattice.grid import disc_offsets
 from ..lattice.obstacles import FREE
-from ..search import BLOCKED
-
-STEP = 16
-COST_CAP = 1 << 22
+from ..search.constants import BLOCKED, COST_CAP, STEP
 
 
 @dataclass

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .costs import STEP
+from ..lattice.obstacles import FREE
+from ..search.constants import STEP, cuda_defines
 
 THREADS = 256
 
@@ -22,7 +23,8 @@ THREADS = 256
 def kernel(device: int):
     import cupy
     source = (Path(__file__).parent / "kernels" / "costs.cu").read_text()
-    return cupy.RawModule(code=source, options=("--fmad=false",)).get_function("build_costs")
+    options = ("--fmad=false",) + cuda_defines("BLOCKED32", "COST_CAP", FREE=FREE)
+    return cupy.RawModule(code=source, options=options).get_function("build_costs")
 
 
 class DeviceCosts:

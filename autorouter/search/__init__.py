@@ -14,8 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-BLOCKED = np.int64(1 << 40)      # a move cost that means "no such move"
-NO_PARENT = 0xFFFFFFFF
+from .constants import BLOCKED, NO_PARENT  # noqa: F401  (part of the interface: engines and callers use them)
 
 
 class RoiCosts(Protocol):

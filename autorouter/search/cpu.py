@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import BLOCKED, NO_PARENT, RoiRequest, RoiResult
-from .sweep import UNREACHED, canonical_parents, sweep_distances
+from . import RoiRequest, RoiResult
+from .constants import BLOCKED, NO_PARENT, UNREACHED
+from .sweep import canonical_parents, sweep_distances
 
 KEY_NONE = np.int64(np.iinfo(np.int64).max)
 LOW32 = np.int64(0xFFFFFFFF)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import BLOCKED, RoiRequest, RoiResult
-from .sweep import UNREACHED
+from . import RoiRequest, RoiResult
+from .constants import BLOCKED, BLOCKED32, UNREACHED, cuda_defines
 
 THREADS = 256
 
@@ -43,7 +43,8 @@ def search_kernel(device: int, method: str):
     device, and the most blocks a cooperative launch of it may have: as many as the device runs at once."""
     import cupy
     folder = Path(__file__).parent / "kernels"
-    module = cupy.RawModule(code=(folder / f"{method}.cu").read_text(), options=("-std=c++17", f"-I{folder}"),
+    options = ("-std=c++17", f"-I{folder}") + cuda_defines("BLOCKED", "BLOCKED32", "UNREACHED", "NO_PARENT")
+    module = cupy.RawModule(code=(folder / f"{method}.cu").read_text(), options=options,
                             enable_cooperative_groups=True)
     fn = module.get_function(method)
     sms = cupy.cuda.runtime.getDeviceProperties(device)["multiProcessorCount"]
@@ -186,9 +187,6 @@ class SmallInputs:
         ends = np.cumsum([len(p) for p in parts])
         self.spans = list(zip(np.concatenate([[0], ends[:-1]]), ends))
         self.packed = np.concatenate(parts).astype(np.int64)
-
-
-BLOCKED32 = np.int32(0x7FFFFFFF)
 
 
 @dataclass

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import BLOCKED, NO_PARENT, RoiRequest
-
-UNREACHED = np.int64(1 << 56)
-
-
+from . import RoiRequest
+from .constants import BLOCKED, NO_PARENT, UNREACHED
 
 
 def line_scans(req: RoiRequest) -> list[tuple[int, bool, np.ndarray]]:

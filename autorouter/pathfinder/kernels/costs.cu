@@ -6,9 +6,11 @@
 // of other nets' via keep-outs and not too close to its own net's vias. Compiled with --fmad=false and evaluated in NumPy's order and precision (1 + history
 // in float32, the rest in double), so every value equals the host's bit for bit.
 
-#define BLOCKED32 0x7FFFFFFF
-#define COST_CAP 4194304.0
-#define FREE (-1)
+// BLOCKED32 and COST_CAP come from autorouter/search/constants.py, FREE from lattice/obstacles.py, as -D options
+// (device_costs.py).
+#if !defined(BLOCKED32) || !defined(COST_CAP) || !defined(FREE)
+#error "compile with the -D options of device_costs.kernel"
+#endif
 
 // roi: K rows of (first row, first col, rows, cols, net, track owner map pointer, via owner map pointer, first own
 // via, own vias, via gap as float64 bits), then the own via sites as flat (row, col) indices. A new via may reuse
@@ -34,8 +36,8 @@ extern "C" __global__ void build_costs(const int* track, const int* via, const f
     if ((owner != FREE && owner != net) || (strict && crowd != 0)) return;
     double mult = (double)(1.0f + hist_track[node]) * (1.0 + pres * (double)crowd);
     bool horizontal = (l % 2) == 0;
-    cost_col[v] = (int)fmin(rint((horizontal ? step : step_wrong) * mult), COST_CAP);
-    cost_row[v] = (int)fmin(rint((horizontal ? step_wrong : step) * mult), COST_CAP);
+    cost_col[v] = (int)fmin(rint((horizontal ? step : step_wrong) * mult), (double)COST_CAP);
+    cost_row[v] = (int)fmin(rint((horizontal ? step_wrong : step) * mult), (double)COST_CAP);
     int vowner = ((const int*)p[6])[site];
     int crowd_v = via[site];
     if ((vowner != FREE && vowner != net) || (strict && crowd_v != 0)) return;
@@ -49,5 +51,5 @@ extern "C" __global__ void build_costs(const int* track, const int* via, const f
     }
     if (near && !is_own) return;
     double vmult = (double)(1.0f + hist_via[site]) * (1.0 + pres * (double)crowd_v);
-    cost_via[v] = (int)fmin(rint(via_step * vmult), COST_CAP);
+    cost_via[v] = (int)fmin(rint(via_step * vmult), (double)COST_CAP);
 }

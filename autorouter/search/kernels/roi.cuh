@@ -1,14 +1,16 @@
-// What both search kernels share: the padded batch layout, the constants, and each ROI's best path walked back from
-// the final distances. A ROI sits in the corner of its (L, H, W) box; the box's padding is BLOCKED32 and unreached.
+// What both search kernels share: the padded batch layout, the constants they need, and each ROI's best path walked
+// back from the final distances. A ROI sits in the corner of its (L, H, W) box; the box's padding is BLOCKED32 and
+// unreached.
 
 #pragma once
 #include <cooperative_groups.h>
 
+// BLOCKED, BLOCKED32, UNREACHED and NO_PARENT come from autorouter/search/constants.py as -D options (gpu.py).
+#if !defined(BLOCKED) || !defined(BLOCKED32) || !defined(UNREACHED) || !defined(NO_PARENT)
+#error "compile with the -D options of autorouter.search.constants.cuda_defines"
+#endif
+
 typedef long long i64;
-#define BLOCKED (1LL << 40)
-#define UNREACHED (1LL << 56)
-#define NO_PARENT 0xFFFFFFFFLL
-#define BLOCKED32 0x7FFFFFFF
 typedef int cost_t;
 
 // The parent of node v (at l, r, c of ROI k's padded box): the lowest ROI-local index among the neighbours u with
