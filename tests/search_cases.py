@@ -6,7 +6,8 @@ import numpy as np
 from autorouter.search import BLOCKED, ArrayCosts, RoiRequest
 
 
-def random_request(rng, shape, blocked=0.1, n_src=3, n_sink=3, noisy=False) -> RoiRequest:
+def random_request(rng, shape, blocked=0.1, n_src=3, n_sink=3, noisy=False, blocked_src=0.0) -> RoiRequest:
+    """blocked_src: the share of sources that start at cost BLOCKED (portals strict repair walls off)."""
     L, R, C = shape
     size = L * R * C
     def costs(base):
@@ -20,8 +21,21 @@ def random_request(rng, shape, blocked=0.1, n_src=3, n_sink=3, noisy=False) -> R
     via[:, rng.random((R, C)) < 0.3] = BLOCKED
     src = rng.choice(size, size=min(n_src, size), replace=False)
     snk = rng.choice(size, size=min(n_sink, size), replace=False)
-    return RoiRequest(shape, ArrayCosts(col, row, via), src.astype(np.int64), rng.integers(0, 30, len(src)).astype(np.int64),
-                      snk.astype(np.int64), rng.integers(0, 30, len(snk)).astype(np.int64))
+    src_cost = rng.integers(0, 30, len(src)).astype(np.int64)
+    sink_cost = rng.integers(0, 30, len(snk)).astype(np.int64)
+    if blocked_src:
+        src_cost[rng.random(len(src)) < blocked_src] = BLOCKED
+    return RoiRequest(shape, ArrayCosts(col, row, via), src.astype(np.int64), src_cost, snk.astype(np.int64), sink_cost)
+
+
+def blocked_source_requests():
+    """Strict repair prices a portal inside another net's cover at BLOCKED: such a source must start no path, not
+    even when it is the one nearest the sink, and a search whose only source it is finds none."""
+    cost = np.full((1, 1, 6), 1, np.int64)
+    costs = ArrayCosts(cost, cost.copy(), np.full((1, 1, 6), BLOCKED))
+    beside = RoiRequest((1, 1, 6), costs, np.array([0, 4]), np.array([0, BLOCKED]), np.array([5]), np.array([0]))
+    alone = RoiRequest((1, 1, 6), costs, np.array([4]), np.array([BLOCKED]), np.array([5]), np.array([0]))
+    return beside, alone
 
 
 def reference(req: RoiRequest):
@@ -41,7 +55,8 @@ def reference(req: RoiRequest):
             wt = cost.ravel()[b]
             ok = wt < BLOCKED
             rows.append(a[ok]); cols.append(b[ok]); w.append(wt[ok].astype(float))
-    rows.append(np.full(len(req.sources), n)); cols.append(req.sources); w.append(req.source_cost + 1.0)
+    live = req.source_cost < BLOCKED                     # a source at BLOCKED is no source
+    rows.append(np.full(live.sum(), n)); cols.append(req.sources[live]); w.append(req.source_cost[live] + 1.0)
     g = sp.csr_matrix((np.concatenate(w), (np.concatenate(rows), np.concatenate(cols))), shape=(n + 1, n + 1))
     d = dijkstra(g, indices=n, min_only=True)[:n] - 1
     # duplicate (a, b) pairs are summed by csr_matrix; sources listed twice are impossible (chosen without replace)

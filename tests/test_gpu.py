@@ -9,7 +9,7 @@ import pytest
 
 from autorouter.search.cpu import CpuEngine
 from conftest import BOARDS, needs_shared
-from search_cases import random_request
+from search_cases import blocked_source_requests, random_request
 
 try:
     from autorouter.search.gpu import GpuEngine, gpu_available
@@ -150,6 +150,25 @@ def test_gpu_near_far_equals_cpu(k, shape):
             reached = a.cost - batch[i].sink_cost[a.sink]                 # the chosen sink's distance
             settled = (a.dist >= 0) & (a.dist <= reached)
             assert np.array_equal(a.dist[settled], b.dist[settled]), (seed, i)
+
+
+
+@pytest.mark.parametrize("method", ["sweep", "near_far"])
+def test_gpu_discards_blocked_sources_as_the_cpu_does(method):
+    """Strict repair prices a portal inside another net's cover at BLOCKED: the kernels must not seed it (the CPU
+    engine drops it), or a search with no other way out finds a path the CPU does not."""
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    fixed = list(blocked_source_requests())
+    batch = fixed + [random_request(rng, tuple(int(rng.integers(1, s + 1)) for s in (3, 24, 24)),
+                                    blocked=float(rng.uniform(0, 0.3)), n_src=int(rng.integers(1, 6)),
+                                    n_sink=int(rng.integers(1, 6)), noisy=bool(rng.integers(2)), blocked_src=0.5)
+                     for _ in range(62)]
+    exact = method == "sweep"             # near-far settles only the nodes up to the chosen sink
+    cpu = CpuEngine(64).search(batch, keep_dist=exact)
+    gpu = GpuEngine(64, method).search(batch, keep_dist=exact)
+    assert list(gpu[0].path) == [0, 1, 2, 3, 4, 5] and gpu[0].cost == 5 and gpu[1].path is None
+    assert_same(cpu, gpu, seed)
 
 
 @needs_shared

@@ -4,7 +4,7 @@ import pytest
 
 from autorouter.search import BLOCKED, ArrayCosts, RoiRequest
 from autorouter.search.cpu import CpuEngine
-from search_cases import random_request, reference
+from search_cases import blocked_source_requests, random_request, reference
 
 METHODS = ["sweep", "near_far"]
 
@@ -95,3 +95,27 @@ def test_cuda_defines_spell_each_constant_once():
     from autorouter.search.constants import BLOCKED, cuda_defines
     assert cuda_defines("BLOCKED", "NO_PARENT", FREE=-1) == (f"-DBLOCKED={int(BLOCKED)}LL", "-DNO_PARENT=4294967295LL",
                                                             "-DFREE=(-1)")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_blocked_source_is_no_source(method):
+    beside, alone = CpuEngine(4, method).search(list(blocked_source_requests()), keep_dist=True)
+    assert list(beside.path) == [0, 1, 2, 3, 4, 5] and beside.cost == 5 and beside.sink == 0
+    assert list(beside.dist) == [0, 1, 2, 3, 4, 5]
+    assert alone.path is None and (alone.dist == -1).all()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_blocked_sources_exact_against_dijkstra(method):
+    rng = np.random.default_rng(31)
+    batch = [random_request(rng, (int(rng.integers(1, 4)), int(rng.integers(1, 20)), int(rng.integers(1, 20))),
+                            n_src=int(rng.integers(1, 5)), blocked_src=0.5, noisy=True) for _ in range(32)]
+    assert sum((r.source_cost >= BLOCKED).all() for r in batch) >= 3        # some searches have no live source
+    for req, res in zip(batch, CpuEngine(64, method).search(batch, keep_dist=True)):
+        d = reference(req)
+        totals = np.where(np.isfinite(d[req.sinks]), d[req.sinks] + req.sink_cost, np.inf)
+        if np.isinf(totals.min()):
+            assert res.path is None
+            continue
+        assert res.cost == totals.min() and path_cost(req, res.path) == res.cost
+        assert req.source_cost[list(req.sources).index(res.path[0])] < BLOCKED

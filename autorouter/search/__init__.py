@@ -1,10 +1,11 @@
 """The search interface: a batch of K regions of interest (ROIs) in, one shortest path per ROI out.
 
-Each ROI is a box of the lattice (layers x rows x cols) with three integer cost arrays: the cost of entering a node
-by a step along its row (a column change), along its column (a row change), or from the layer above or below (a via).
+Each ROI is a box of the lattice (layers x rows x cols) with three integer cost arrays: the cost of entering a node by
+a step along its row (a column change), along its column (a row change), or from the layer above or below (a via).
 BLOCKED marks a move that does not exist. The arrays come from the request's RoiCosts, asked for only by an engine
-that needs them on the host: the GPU engine lets costs that know how build a whole batch on the device instead. Sources carry start costs (portals on several layers, the net's tree so
-far at 0); sinks carry the cost of their stub to the pad. The search is exact: it stops only when every sink is settled,
+that needs them on the host: the GPU engine lets costs that know how build a whole batch on the device instead.
+Sources carry start costs (portals on several layers, the net's tree so far at 0), and a source at BLOCKED is no
+source; sinks carry the cost of their stub to the pad. The search is exact: it stops only when every sink is settled,
 and each node's parent is the lowest-index predecessor on a shortest path, so every engine returns the same routes.
 """
 from __future__ import annotations

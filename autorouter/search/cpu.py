@@ -69,8 +69,10 @@ class FlatBatch:
         self.cost_col = np.concatenate([r.cost_col.ravel() for r in requests]).astype(np.int64)
         self.cost_row = np.concatenate([r.cost_row.ravel() for r in requests]).astype(np.int64)
         self.cost_via = np.concatenate([r.cost_via.ravel() for r in requests]).astype(np.int64)
-        self.sources = np.concatenate([r.sources + o for r, o in zip(requests, self.offset)]).astype(np.int64)
-        self.source_cost = np.concatenate([r.source_cost for r in requests]).astype(np.int64)
+        sources = np.concatenate([r.sources + o for r, o in zip(requests, self.offset)]).astype(np.int64)
+        source_cost = np.concatenate([r.source_cost for r in requests]).astype(np.int64)
+        live = source_cost < BLOCKED          # a source at BLOCKED is no source (its key would overflow, too)
+        self.sources, self.source_cost = sources[live], source_cost[live]
         self.sinks = np.concatenate([r.sinks + o for r, o in zip(requests, self.offset)]).astype(np.int64)
         self.sink_cost = np.concatenate([r.sink_cost for r in requests]).astype(np.int64)
         self.sink_roi = np.repeat(np.arange(self.k), [len(r.sinks) for r in requests])

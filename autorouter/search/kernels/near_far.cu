@@ -37,6 +37,7 @@ extern "C" __global__ void near_far(i64* d, const cost_t* cost_col, const cost_t
     if (tid < 4) roi[6 * K + tid] = 0;
     grid.sync();
     for (long long i = tid; i < n_src; i += threads) {
+        if (src_cost[i] >= BLOCKED) continue;     // no source (a portal strict repair walls off): no key for it
         atomicMin(key + src[i], ((u64)src_cost[i] << 32) | NO_PARENT);
         frontier[src[i]] = 1;
         atomicMin((long long*)roi + 6 * (src[i] / per), src_cost[i]);

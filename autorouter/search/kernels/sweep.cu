@@ -112,7 +112,8 @@ extern "C" __global__ void sweep(i64* d, const cost_t* cost_col, const cost_t* c
     for (long long i = tid; i < total; i += threads) d[i] = UNREACHED;
     grid.sync();
     for (long long i = tid; i < n_src; i += threads)
-        atomicMin((unsigned long long*)(d + src[i]), (unsigned long long)src_cost[i]);
+        if (src_cost[i] < BLOCKED)            // a source at BLOCKED is no source (a portal strict repair walls off)
+            atomicMin((unsigned long long*)(d + src[i]), (unsigned long long)src_cost[i]);
     grid.sync();
     long long lines_c = (long long)K * L * H, lines_r = (long long)K * L * W, lines_l = K * hw;
     for (int s = 0;; s++) {
