@@ -136,7 +136,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     timings["lattice"] = time.monotonic() - t0
     engine, engine_note = engine or make_search_engine(config)
     t0 = time.monotonic()
-    tasks = build_tasks(board, rules, profiles, lattice, config, nets, on_gpu=engine.name == "gpu", pieces=pieces)
+    tasks = build_tasks(board, rules, profiles, lattice, config, nets, xp=engine.xp, pieces=pieces)
     scope = {net for net, name in board.net_names.items() if net and (nets is None or name in nets)}
     apart = {net: len(g) for net, g in pad_groups(board, pieces=pieces).items() if net in scope}
     needed = sum(n - 1 for n in apart.values())

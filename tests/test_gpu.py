@@ -90,6 +90,48 @@ def test_a_cuda_error_hands_the_rest_to_the_cpu():
     assert engine.fault and engine.on_cpu == 5 and "GPU error" in engine.report()
 
 
+
+class UploadsHostArrays:
+    """A DeviceCostBuilder that pads and uploads the ROIs' own arrays, counting its tables."""
+
+    def __init__(self):
+        self.tables = 0
+
+    def table(self, costs):
+        self.tables += 1
+        return np.array([len(costs)], np.int64)
+
+    def fill(self, table, costs, shape):
+        import cupy
+        from types import SimpleNamespace
+        from autorouter.search.gpu import padded_costs
+        assert int(table[0]) == len(costs)                  # the table came up with the batch's small inputs
+        inner = [SimpleNamespace(shape=c.inner.col.shape, costs=c.inner) for c in costs]
+        return tuple(cupy.asarray(padded_costs(inner, i, shape)) for i in range(3))
+
+
+class BuiltOnTheDevice:
+    """RoiCosts that a builder makes on the device; their host arrays must never be asked for."""
+
+    def __init__(self, inner, device):
+        self.inner, self.device = inner, device
+
+    def arrays(self):
+        raise AssertionError("the GPU engine read host arrays of costs its builder makes on the device")
+
+
+@pytest.mark.parametrize("method", ["sweep", "near_far"])
+def test_costs_with_a_device_builder_are_built_there(method):
+    from dataclasses import replace
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    batch = [random_request(rng, (2, 12, 20), n_src=int(rng.integers(1, 6))) for _ in range(5)]
+    builder = UploadsHostArrays()
+    there = [replace(r, costs=BuiltOnTheDevice(r.costs, builder)) for r in batch]
+    assert_same(CpuEngine(64).search(batch), GpuEngine(64, method).search(there), seed)
+    assert builder.tables == 1
+
+
 @pytest.mark.parametrize("strict", [False, True])
 def test_costs_built_on_the_gpu_equal_the_hosts(strict):
     from types import SimpleNamespace

@@ -52,3 +52,69 @@ def test_a_wide_net_sees_a_narrow_neighbour_the_narrow_cover_misses():
     occ.footprint(wide, lambda size: class_radii(WIDE, RULES, 0.01))
     assert (occ.track[wide.nodes()] == 0).all()            # outside the narrow net's cover ...
     assert occ.conflicts_with_others(wide)                 # ... but the narrow net is inside the wide one's
+
+
+class AnyEngine:
+    """A search engine known only by the search interface: CPU searches, under a name the pathfinder must not read
+    (engine.name is for reports)."""
+    xp = np
+
+    def __init__(self):
+        from autorouter.search.cpu import CpuEngine
+        self.inner = CpuEngine(64)
+
+    def search(self, requests, keep_dist=False):
+        return self.inner.search(requests, keep_dist)
+
+    @property
+    def name(self):
+        raise AssertionError("the pathfinder asked which engine it has")
+
+
+def test_negotiation_never_asks_which_engine_it_has(tmp_path):
+    from autorouter.board import load_board
+    from autorouter.board.rules import load_rules
+    from autorouter.config import RouterConfig
+    from autorouter.lattice import build_obstacles
+    from autorouter.pathfinder import build_tasks, negotiate
+    from autorouter.pipeline import lattice_pitch
+    from autorouter.search.cpu import CpuEngine
+    from generated import channel, write
+    config = RouterConfig()
+    board = load_board(write(channel(3), tmp_path))
+    rules = load_rules(board, config)
+    lattice = make_lattice(board.outline.bounds, board.copper_layers, lattice_pitch(board, rules, config))
+    profiles = build_obstacles(board, rules, lattice, config.clearance_margin)
+    outcomes = [negotiate(build_tasks(board, rules, profiles, lattice, config, xp=engine.xp), lattice, rules, engine,
+                          config) for engine in (CpuEngine(64), AnyEngine())]
+    routes = [{net: [list(p) for p in r.paths] for net, r in o.routes.items()} for o in outcomes]
+    assert routes[0] == routes[1] and len(routes[0]) == 3 and all(routes[0].values())
+
+
+class CountingNumpy:
+    """NumPy under another name, counting the arrays handed to it: the array module of an engine whose memory is not
+    the host's."""
+
+    def __init__(self):
+        self.uploads = 0
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    def asarray(self, a, *args, **kwargs):
+        self.uploads += 1
+        return np.asarray(a, *args, **kwargs)
+
+    def asnumpy(self, a):
+        return np.asarray(a)
+
+
+def test_a_large_nets_tree_is_built_with_the_engines_array_module():
+    from autorouter.mst import boruvka, complete_edges
+    from autorouter.pathfinder.nets import GPU_TREE_PINS, spanning_tree
+    rng = np.random.default_rng(5)
+    for n, uploads in ((GPU_TREE_PINS - 1, 0), (GPU_TREE_PINS, 3)):
+        u, v, w = complete_edges(np.round(rng.random((n, 2)) * 20, 1))
+        xp = CountingNumpy()
+        assert np.array_equal(spanning_tree(n, u, v, w, xp), boruvka(n, u, v, w))
+        assert xp.uploads == uploads

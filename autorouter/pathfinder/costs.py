@@ -16,8 +16,9 @@ from ..search.constants import BLOCKED, COST_CAP, STEP
 
 @dataclass
 class CostSnapshot:
-    """PathFinder's prices at one moment, for every ROI searched against them together. device: the GPU's copy
-    (device_costs.DeviceCosts) when the engine searches there, so that it builds the batch's costs itself."""
+    """PathFinder's prices at one moment, for every ROI searched against them together. device: their copy in the
+    engine's memory (device_costs.DeviceCosts) when that is not the host's, so that it builds the batch's costs
+    there."""
     lattice: object
     occ: object
     pres: float
@@ -41,7 +42,8 @@ class WindowCosts:
     _arrays: tuple | None = field(default=None, repr=False)
 
     @property
-    def device_filler(self):
+    def device(self):
+        """The snapshot's copy of the prices in the engine's memory (a DeviceCostBuilder), or None."""
         return self.snapshot.device
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -19,6 +19,12 @@ from ..search.constants import STEP, cuda_defines
 THREADS = 256
 
 
+def prices_for(occ, xp) -> "DeviceCosts | None":
+    """A copy of the prices in the memory of an engine whose array module is xp, for it to build a batch's costs
+    there; None when that memory is the host's (the costs are then built per ROI on the host)."""
+    return None if xp is np else DeviceCosts(occ)
+
+
 @functools.lru_cache(maxsize=None)
 def kernel(device: int):
     import cupy
@@ -28,6 +34,8 @@ def kernel(device: int):
 
 
 class DeviceCosts:
+    """The search interface's DeviceCostBuilder for PathFinder's prices (WindowCosts), on the GPU."""
+
     def __init__(self, occ):
         self.occ = occ
         self.versions = (None, None)

@@ -90,19 +90,18 @@ def via_room(pads: list[Pad], profile, lattice) -> bool:
     return False
 
 
-GPU_TREE_PINS = 256     # nets with this many pins build their tree on the GPU (when routing on the GPU)
+GPU_TREE_PINS = 256     # nets with this many pins build their tree in the search engine's memory (a GPU's)
 
 
-def spanning_tree(n: int, u, v, w, on_gpu: bool) -> np.ndarray:
-    """Borůvka's tree of the pins, on the GPU for large nets when the GPU engine is in use (the same tree)."""
-    if on_gpu and n >= GPU_TREE_PINS:
-        import cupy
-        return boruvka(n, cupy.asarray(u), cupy.asarray(v), cupy.asarray(w), xp=cupy).get()
-    return boruvka(n, u, v, w)
+def spanning_tree(n: int, u, v, w, xp=np) -> np.ndarray:
+    """Borůvka's tree of the pins; a large net's with xp, the search engine's array module (the same tree)."""
+    if xp is np or n < GPU_TREE_PINS:
+        return boruvka(n, u, v, w)
+    return xp.asnumpy(boruvka(n, xp.asarray(u), xp.asarray(v), xp.asarray(w), xp=xp))
 
 
 def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: Lattice, config,
-                only: set[str] | None = None, on_gpu: bool = False, pieces=(), tracks=(), vias=(),
+                only: set[str] | None = None, xp=np, pieces=(), tracks=(), vias=(),
                 smallest: bool = False) -> list[NetTask]:
     """One task per net whose pads are not yet one group: groups of pads that the board's tracks and vias (and the
     given new ones), or the zone fills KiCad will make (pieces), already join are one pin each. smallest: route at
@@ -124,7 +123,7 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
         points = np.array([(p.x, p.y) for group in clusters for p in group])
         labels = np.repeat(np.arange(len(clusters)), [len(g) for g in clusters])
         u, v, w = complete_edges(points, labels)
-        order = connection_order(len(clusters), u, v, spanning_tree(len(clusters), u, v, w, on_gpu))
+        order = connection_order(len(clusters), u, v, spanning_tree(len(clusters), u, v, w, xp))
         tasks.append(make_task(net, name, [clusters[i] for i in order], board, rules, profiles, lattice, config,
                                smallest or prefers_smallest(rules.for_net(net), rules, config),
                                [fills[i] for i in order]))

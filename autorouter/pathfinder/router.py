@@ -18,6 +18,7 @@ import numpy as np
 from ..search import BLOCKED, RoiRequest
 from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii
 from .costs import CostSnapshot, node_penalty, stub_cost
+from .device_costs import prices_for
 from .nets import NetTask
 
 
@@ -42,7 +43,7 @@ class Context:
     rules: object
     pres: float = 0.0
     strict: bool = False          # other nets' covers are walls (the final repair), not costs
-    device_costs: object = None   # the GPU's copy of the occupancy, when the engine searches there
+    device_costs: object = None   # the prices' copy in the engine's memory, when that is not the host's
     search_seconds: float = 0.0
     launches: int = 0             # engine calls, and the ROIs they searched
     rois: int = 0
@@ -81,9 +82,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     radii = ctx_radii(rules, config.clearance_margin, classes)
     ctx = Context(lattice, occ, engine, config, rules, config.pres_fac_initial, should_stop=should_stop,
                   radii=radii)
-    if engine.name == "gpu":
-        from .device_costs import DeviceCosts
-        ctx.device_costs = DeviceCosts(occ)
+    ctx.device_costs = prices_for(occ, engine.xp)
     routes: dict[int, NetRoute] = {}
     pending = [t for t in tasks if t.connections]
     iteration, converged, why, cut = 0, False, "", ""

@@ -11,6 +11,7 @@ and each node's parent is the lowest-index predecessor on a shortest path, so ev
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Protocol
 
 import numpy as np
@@ -18,11 +19,24 @@ import numpy as np
 from .constants import BLOCKED, NO_PARENT  # noqa: F401  (part of the interface: engines and callers use them)
 
 
+class DeviceCostBuilder(Protocol):
+    """Builds a whole batch's costs in the engine's memory from prices kept there, so that they never touch the host:
+    what an engine whose xp is not NumPy's uses instead of each ROI's arrays(), when all the ROIs of a batch share one
+    builder."""
+
+    def table(self, costs: list) -> np.ndarray:
+        """What fill() needs from the host for these RoiCosts, as one int64 array (uploaded with the batch)."""
+        ...
+
+    def fill(self, table, costs: list, shape: tuple[int, int, int, int]) -> tuple:
+        """The batch's (col, row, via) costs as int32 (K, L, H, W) arrays of the engine's xp, each ROI in the corner
+        of its padded box; BLOCKED32 for no move and in the padding. table: table()'s array, in that memory."""
+        ...
+
+
 class RoiCosts(Protocol):
-    """The move costs of one ROI. An implementation may also carry `device_filler`, which builds a whole batch's
-    costs on the GPU: table(costs: list) -> int64 NumPy array of what it needs from the host, and
-    fill(table on the device, costs, shape (K, L, H, W)) -> the padded int32 (col, row, via) CuPy arrays. The GPU
-    engine then never calls arrays()."""
+    """The move costs of one ROI."""
+    device: DeviceCostBuilder | None      # builds a batch of these costs where the engine searches; None: only arrays()
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """int64 (L, R, C) arrays: enter by a column step, by a row step, from an adjacent layer."""
@@ -35,6 +49,7 @@ class ArrayCosts:
     col: np.ndarray
     row: np.ndarray
     via: np.ndarray
+    device = None                         # host arrays only (not a dataclass field: no annotation)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.col, self.row, self.via
@@ -76,7 +91,10 @@ class EngineUnavailable(RuntimeError):
 
 
 class SearchEngine(Protocol):
-    name: str
+    """What the pathfinder sees of an engine: it never asks which one it has."""
+    name: str          # for reports only: "cpu" or "gpu"
+    xp: ModuleType     # the array module of the memory it searches in (numpy, or cupy): the stages that feed it may
+                       # keep their work there (prices as a DeviceCostBuilder, a large net's spanning tree)
 
     def search(self, requests: list[RoiRequest], keep_dist: bool = False) -> list[RoiResult]:
         ...

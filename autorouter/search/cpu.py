@@ -25,6 +25,7 @@ class CpuEngine:
     """method "sweep" (default): min-plus line scans to the fixed point (sweep.py); "near_far": the round-by-round
     reference. Both return the same distances and the same paths."""
     name = "cpu"
+    xp = np
 
     def __init__(self, delta: int, method: str = "sweep"):
         self.delta = int(delta)

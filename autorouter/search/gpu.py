@@ -7,7 +7,7 @@ The batch is padded into one (K, L, H, W) box and searched by one launch of a pe
 rounds, and the decision to stop, stay on the device, with grid-wide syncs between phases; it ends by picking each
 ROI's best sink and walking its path back, taking at each node the lowest-index predecessor on a shortest path. The
 host uploads the batch's small inputs in one copy and waits twice: for the path lengths, then for the paths. Costs
-that can build themselves on the device (RoiCosts with a device_filler) never touch the host. CuPy is imported
+that can build themselves on the device (RoiCosts with a DeviceCostBuilder) never touch the host. CuPy is imported
 lazily.
 """
 from __future__ import annotations
@@ -67,6 +67,12 @@ class GpuEngine:
         self.fault = ""            # a CUDA error that ended the GPU's part: everything after runs on the CPU
 
     @property
+    def xp(self):
+        """CuPy: the engine searches in device memory, where the pathfinder may keep its prices."""
+        import cupy
+        return cupy
+
+    @property
     def device_name(self) -> str:
         """The device, for the live report: 'NVIDIA H100 80GB HBM3 (device 0)'."""
         try:
@@ -117,12 +123,12 @@ class GpuEngine:
         K = len(requests)
         box = tuple(max(r.shape[i] for r in requests) for i in range(3))
         inputs = SmallInputs(requests, box)
-        filler = getattr(requests[0].costs, "device_filler", None)
-        if filler is not None and all(getattr(r.costs, "device_filler", None) is filler for r in requests):
+        builder = requests[0].costs.device
+        if builder is not None and all(r.costs.device is builder for r in requests):
             costs = [r.costs for r in requests]
-            table = filler.table(costs)
+            table = builder.table(costs)
             dev = cupy.asarray(np.concatenate([inputs.packed, table]))
-            col, row, via = filler.fill(dev[inputs.packed.size:], costs, (K,) + box)
+            col, row, via = builder.fill(dev[inputs.packed.size:], costs, (K,) + box)
         else:
             dev = cupy.asarray(inputs.packed)
             col, row, via = (cupy.asarray(padded_costs(requests, i, (K,) + box)) for i in range(3))
