@@ -105,7 +105,7 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
                 smallest: bool = False) -> list[NetTask]:
     """One task per net whose pads are not yet one group: groups of pads that the board's tracks and vias (and the
     given new ones), or the zone fills KiCad will make (pieces), already join are one pin each. smallest: route at
-    the board's smallest track and via, not the class's."""
+    the board's smallest track and via, not the class's. xp: the search engine's array module (spanning_tree)."""
     tasks = []
     names = board.net_names
     piece_of: dict[int, list[int]] = {}
