@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 from shapely.strtree import STRtree
 
-from .geometry import track_body
 from .model import Board
 
 
@@ -19,7 +18,7 @@ def pad_groups(board: Board, tracks=(), vias=(), pieces=()) -> dict[int, list[li
     first_other = len(geoms)
     for t in list(board.tracks) + list(tracks):
         if t.net:
-            geoms.append(track_body(t)), nets.append(t.net), layers.append(frozenset([t.layer]))
+            geoms.append(t.body()), nets.append(t.net), layers.append(frozenset([t.layer]))
     for v in list(board.vias) + list(vias):
         if v.net:
             geoms.append(v.body()), nets.append(v.net), layers.append(frozenset(v.layers))

@@ -93,6 +93,10 @@ def track_body(track) -> BaseGeometry:
     return grow(line, track.width / 2)
 
 
+def via_body(via) -> BaseGeometry:
+    return circle(via.x, via.y, via.diameter / 2)
+
+
 def circle(x: float, y: float, r: float) -> BaseGeometry:
     return grow(Point(x, y), r)
 

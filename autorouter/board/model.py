@@ -10,6 +10,15 @@ from dataclasses import dataclass, field
 from shapely.geometry.base import BaseGeometry
 
 
+def built_once(item, build) -> BaseGeometry:
+    """The item's copper outline, built on first use and kept: the checker, the fill prediction and connectivity all
+    ask for the same tracks' and vias' bodies, and buffering them is most of their cost."""
+    body = item.__dict__.get("_body")
+    if body is None:
+        body = item.__dict__["_body"] = build(item)      # items are frozen: their outline never changes
+    return body
+
+
 @dataclass(frozen=True)
 class Net:
     number: int          # index used by the file's net table (KiCad 10 files: assigned by the reader)
@@ -51,7 +60,7 @@ class Track:
 
     def body(self) -> BaseGeometry:
         from .geometry import track_body
-        return track_body(self)
+        return built_once(self, track_body)
 
 
 @dataclass(frozen=True)
@@ -64,8 +73,8 @@ class Via:
     net: int
 
     def body(self) -> BaseGeometry:
-        from .geometry import circle
-        return circle(self.x, self.y, self.diameter / 2)
+        from .geometry import via_body
+        return built_once(self, via_body)
 
 
 @dataclass(frozen=True)

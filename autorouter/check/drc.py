@@ -18,7 +18,7 @@ from shapely.geometry import Point
 from shapely.strtree import STRtree
 
 from ..board.connectivity import pad_groups
-from ..board.geometry import circle, track_body
+from ..board.geometry import circle
 from ..board.model import Board
 from ..zones import predict, reliefs, starved_keys
 from ..zones.fill import SPOKES_KEPT
@@ -78,7 +78,7 @@ def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False
                           clearance=rules.graphic_clearance or None if rules else None))
     for tracks, checked in ((board.tracks, not only_new), (new_tracks, True)):
         for t in tracks:
-            items.append(Item(track_body(t), frozenset([t.layer]), t.net, "track", checked, ends=(t.start, t.end)))
+            items.append(Item(t.body(), frozenset([t.layer]), t.net, "track", checked, ends=(t.start, t.end)))
     for vias, checked in ((board.vias, not only_new), (new_vias, True)):
         for v in vias:
             items.append(Item(v.body(), frozenset(v.layers), v.net, "via", checked,
@@ -266,5 +266,6 @@ def thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, rep
 def unrouted(board: Board, new_tracks=(), new_vias=(), pieces=()) -> dict[str, int]:
     """Per net: pad groups that its copper, and the zone fills KiCad will make around it (pieces), do not join,
     minus one."""
-    return {board.net_name(net): len(groups) - 1
+    names = board.net_names
+    return {names.get(net, ""): len(groups) - 1
             for net, groups in pad_groups(board, new_tracks, new_vias, pieces).items() if len(groups) > 1}

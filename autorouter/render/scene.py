@@ -11,7 +11,7 @@ import numpy as np
 import shapely
 from shapely.geometry.base import BaseGeometry
 
-from ..board.geometry import circle, track_body
+from ..board.geometry import circle
 from ..board.connectivity import pad_groups
 from ..mst import boruvka, complete_edges
 
@@ -75,7 +75,7 @@ def build_scene(board, new_tracks=(), new_vias=(), pieces=()) -> Scene:
             layers[g.layer].faint.append(g.outline)
     for t in [*board.tracks, *new_tracks]:
         if t.layer in layers:
-            layers[t.layer].shapes.append(track_body(t))
+            layers[t.layer].shapes.append(t.body())
     vias = [*board.vias, *new_vias]
     holes = [p.hole for p in board.pads if p.hole is not None] + [circle(v.x, v.y, v.drill / 2) for v in vias]
     x0, y0, x1, y1 = board.outline.bounds

@@ -22,7 +22,7 @@ from shapely.geometry import Point, Polygon
 from shapely.geometry.base import BaseGeometry
 from shapely.strtree import STRtree
 
-from ..board.geometry import QUAD_SEGS, ROUND_OUT, grow, place, track_body
+from ..board.geometry import QUAD_SEGS, ROUND_OUT, grow, place
 from ..board.model import Board, Pad, Zone
 
 MARGIN = 0.02            # mm more knocked out than KiCad does, and less left of a spoke's end
@@ -108,7 +108,7 @@ class Copper:
             elif p.hole is not None:
                 add(p.hole, 0, board.copper_layers, max(rules.hole_clearance, p.clearance or 0.0), ("hole", i))
         for t in list(board.tracks) + list(tracks):
-            add(track_body(t), t.net, (t.layer,), rules.clearance_of(t.net), ("track", -1))
+            add(t.body(), t.net, (t.layer,), rules.clearance_of(t.net), ("track", -1))
         for v in list(board.vias) + list(vias):
             add(v.body(), v.net, v.layers, rules.clearance_of(v.net), ("via", -1))
         for g in board.graphics:

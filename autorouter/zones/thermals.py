@@ -21,7 +21,6 @@ import numpy as np
 from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
-from ..board.geometry import track_body
 from ..board.model import Board, Track
 from .fill import MARGIN, SPOKES_KEPT, Copper, Piece, relief_gap, relief_width
 
@@ -49,7 +48,7 @@ def own_copper_per_layer(board: Board, tracks, vias) -> dict[tuple[int, str], li
     """(net, layer) -> the bodies of the net's tracks and vias there."""
     out: dict[tuple[int, str], list] = {}
     for t in list(board.tracks) + list(tracks):
-        out.setdefault((t.net, t.layer), []).append(track_body(t))
+        out.setdefault((t.net, t.layer), []).append(t.body())
     for v in list(board.vias) + list(vias):
         for layer in v.layers:
             out.setdefault((v.net, layer), []).append(v.body())
@@ -149,9 +148,9 @@ def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), m
 
 def clear_of(stub: Track, others: list[Track], rules, margin: float) -> bool:
     """The stub keeps its clearance from the other nets' stubs already placed."""
-    body = track_body(stub)
+    body = stub.body()
     return all(o.net == stub.net or o.layer != stub.layer
-               or body.distance(track_body(o)) >= max(rules.clearance_of(stub.net), rules.clearance_of(o.net)) + margin
+               or body.distance(o.body()) >= max(rules.clearance_of(stub.net), rules.clearance_of(o.net)) + margin
                for o in others)
 
 
@@ -175,7 +174,7 @@ def stub_into(pad, layer: str, angle: float, width: float, gap: float, targets, 
 def legal(board: Board, rules, copper: Copper, stub: Track, margin: float) -> bool:
     """The stub keeps its clearance from every other net's copper and every hole, the board edge, the rule areas
     that forbid tracks, and other nets' solder-mask openings."""
-    body = track_body(stub)
+    body = stub.body()
     li = board.copper_layers.index(stub.layer)
     own = rules.clearance_of(stub.net) + margin
     for h in copper.near(body, li, own + float(copper.clearances.max(initial=0.0))).tolist():
