@@ -38,13 +38,19 @@ def pad_groups(board: Board, tracks=(), vias=(), pieces=()) -> dict[int, list[li
         if a != b:
             parent[max(a, b)] = min(a, b)
 
-    if geoms:
+    if first_piece:
         net_of = np.array(nets)
-        a, b = STRtree(geoms).query(geoms[:first_piece], predicate="intersects")
-        keep = (a < b) & (net_of[a] == net_of[b])
+        small = STRtree(geoms[:first_piece])
+        a, b = small.query(geoms[:first_piece], predicate="intersects")
+        # a fill is the query, not the tree: shapely prepares a query's shape once, and fills have thousands of
+        # vertices; it joins copper it touches, but pads only as it says
+        if len(geoms) > first_piece:
+            p, c = small.query(geoms[first_piece:], predicate="intersects")
+            a, b = np.concatenate([a, c]), np.concatenate([b, p + first_piece])
+        keep = (a < b) & (net_of[a] == net_of[b]) & ((b < first_piece) | (a >= first_other))
         for i, j in zip(a[keep].tolist(), b[keep].tolist()):
-            if layers[i] & layers[j] and (j < first_piece or i >= first_other):
-                join(i, j)                     # a fill joins copper it touches, but pads only as it says
+            if layers[i] & layers[j]:
+                join(i, j)
     pad_row = {pad: k for k, pad in enumerate(pads)}
     for k, piece in enumerate(pieces):
         for pad in piece.pads:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import shapely
-from shapely.geometry import Point
 from shapely.strtree import STRtree
 
 from ..board.connectivity import pad_groups
@@ -237,16 +236,23 @@ def dangling_violations(board, items, report, pieces=()) -> None:
     """A new track end that touches no other copper of its net on its layer (a zone's fill counts)."""
     copper = [it for it in items if it.kind in ("pad", "track", "via") and it.net]
     copper += [Item(p.shape, frozenset([p.layer]), p.net, "fill", False) for p in pieces]
-    tree = STRtree([it.geom for it in copper])
-    for k, it in enumerate(copper):
-        if not (it.checked and it.kind == "track"):
-            continue
-        for end in it.ends:
-            hits = tree.query(Point(end), predicate="intersects")
-            if not any(copper[j] is not it and copper[j].net == it.net and copper[j].layers & it.layers for j in hits):
-                layer = next(iter(it.layers))
-                report.violations.append(Violation("track_dangling", layer, end[0], end[1],
-                                                   f"{name(board, it)}: an end touches nothing of its net"))
+    ends = [(k, end) for k, it in enumerate(copper) if it.checked and it.kind == "track" for end in it.ends]
+    if not ends:
+        return
+    # the copper is the query and the ends the tree: shapely prepares each query shape once (a fill has thousands
+    # of vertices), where a query per end point would test the whole fill again each time
+    c, e = STRtree(shapely.points([end for _, end in ends])).query([it.geom for it in copper], predicate="intersects")
+    touched = set()
+    for j, n in zip(c.tolist(), e.tolist()):
+        k = ends[n][0]
+        it, other = copper[k], copper[j]
+        if j != k and other.net == it.net and other.layers & it.layers:
+            touched.add(n)
+    for n, (k, end) in enumerate(ends):
+        if n not in touched:
+            it = copper[k]
+            report.violations.append(Violation("track_dangling", next(iter(it.layers)), end[0], end[1],
+                                               f"{name(board, it)}: an end touches nothing of its net"))
 
 
 def thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report) -> None:
