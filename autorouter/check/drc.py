@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import shapely
+from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
 from ..board.connectivity import pad_groups
-from ..board.geometry import circle
+from ..board.geometry import arc_points
 from ..board.model import Board
 from ..zones import predict, reliefs, starved_keys
 from ..zones.fill import SPOKES_KEPT
@@ -60,9 +61,24 @@ class Item:
     hole: object = None
     clearance: float | None = None      # its own clearance, overriding its net class's (a pad's)
     ends: tuple = ()                    # a track's two ends
+    # round copper measured exactly: its centre line or centre (core) and radius (reach); geom, a polygon drawn
+    # outside the true curve, would under-measure gaps by up to half a percent of the radius, where KiCad is exact
+    core: object = None
+    reach: float = 0.0
+    hole_reach: float = 0.0             # the same for a via's hole: hole is then its centre
+
+    def __post_init__(self):
+        if self.core is None:
+            self.core = self.geom
 
     def clearance_in(self, rules) -> float:
         return rules.clearance_of(self.net, self.clearance)
+
+    def gap(self, other: "Item") -> float:
+        return shapely.distance(self.core, other.core) - self.reach - other.reach
+
+    def hole_gap(self, other: "Item") -> float:
+        return shapely.distance(self.hole, other.core) - self.hole_reach - other.reach
 
 
 def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False, rules=None) -> list[Item]:
@@ -77,12 +93,19 @@ def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False
                           clearance=rules.graphic_clearance or None if rules else None))
     for tracks, checked in ((board.tracks, not only_new), (new_tracks, True)):
         for t in tracks:
-            items.append(Item(t.body(), frozenset([t.layer]), t.net, "track", checked, ends=(t.start, t.end)))
+            items.append(Item(t.body(), frozenset([t.layer]), t.net, "track", checked, ends=(t.start, t.end),
+                              core=centre_line(t), reach=t.width / 2))
     for vias, checked in ((board.vias, not only_new), (new_vias, True)):
         for v in vias:
-            items.append(Item(v.body(), frozenset(v.layers), v.net, "via", checked,
-                              circle(v.x, v.y, v.drill / 2)))
+            items.append(Item(v.body(), frozenset(v.layers), v.net, "via", checked, Point(v.x, v.y),
+                              core=Point(v.x, v.y), reach=v.diameter / 2, hole_reach=v.drill / 2))
     return items
+
+
+def centre_line(track):
+    if track.mid is not None:
+        return LineString(arc_points(track.start, track.mid, track.end))
+    return Point(track.start) if track.start == track.end else LineString([track.start, track.end])
 
 
 def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = False) -> CheckReport:
@@ -119,7 +142,7 @@ def clearance_violations(board, rules, items, report) -> None:
             if ka == kb or (ib.checked and kb < ka) or (ia.net and ia.net == ib.net):
                 continue
             need = max(ia.clearance_in(rules), ib.clearance_in(rules))
-            gap = shapely.distance(ia.geom, ib.geom)
+            gap = ia.gap(ib)
             if gap < need - TOLERANCE:
                 where = shapely.shortest_line(ia.geom, ib.geom).coords[0]
                 report.violations.append(Violation("clearance", layer, where[0], where[1],
@@ -132,7 +155,7 @@ def hole_clearance_violations(board, rules, items, report) -> None:
     need = rules.hole_clearance
     copper = [it for it in items if it.kind != "hole"]
     holes = [it for it in items if it.hole is not None]
-    reach = max([need] + [h.clearance for h in holes if h.clearance])
+    reach = max([need] + [h.clearance for h in holes if h.clearance]) + max([h.hole_reach for h in holes] + [0.0])
     pairs = []
     probe = [h for h in holes if h.checked]
     if probe and copper:
@@ -148,7 +171,7 @@ def hole_clearance_violations(board, rules, items, report) -> None:
             continue
         seen.add((id(hole_item), id(other)))
         wanted = max(need, hole_item.clearance or 0.0) if hole_item.kind == "hole" else need
-        gap = shapely.distance(hole_item.hole, other.geom)
+        gap = hole_item.hole_gap(other)
         if gap < wanted - TOLERANCE:
             x, y = hole_item.hole.centroid.coords[0]
             report.violations.append(Violation("hole_clearance", "*", x, y,
@@ -161,7 +184,7 @@ def edge_violations(board, rules, items, report) -> None:
     for it in items:
         if not it.checked:
             continue
-        gap = shapely.distance(it.geom, edge)
+        gap = shapely.distance(it.core, edge) - it.reach
         outside = not board.outline.contains(it.geom)
         if outside or gap < rules.edge_clearance - TOLERANCE:
             x, y = it.geom.centroid.coords[0]
@@ -177,11 +200,11 @@ def hole_violations(rules, items, report) -> None:
     if not probe:
         return
     a, b = STRtree([h.hole for h in holes]).query([holes[k].hole for k in probe], predicate="dwithin",
-                                                   distance=rules.hole_to_hole)
+                                                   distance=rules.hole_to_hole + 2 * max(h.hole_reach for h in holes))
     for ka, kb in zip(np.asarray(probe)[a].tolist(), b.tolist()):
         if ka == kb or (holes[kb].checked and kb < ka):
             continue
-        gap = shapely.distance(holes[ka].hole, holes[kb].hole)
+        gap = shapely.distance(holes[ka].hole, holes[kb].hole) - holes[ka].hole_reach - holes[kb].hole_reach
         if gap < rules.hole_to_hole - TOLERANCE:
             x, y = holes[ka].hole.centroid.coords[0]
             report.violations.append(Violation("hole_to_hole", "*", x, y,
