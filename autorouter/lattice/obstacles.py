@@ -9,7 +9,7 @@ the outer layers, and the thermal spokes that connect pads to zones keep other n
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import shapely
@@ -168,17 +168,23 @@ def block_outside(owner: np.ndarray, lattice: Lattice, allowed: BaseGeometry) ->
 
 
 class Obstacles:
-    """Profiles built on first use, one per set of class rules (a necked-down class gets its own)."""
+    """Profiles built on first use, one per set of class rules (a necked-down class gets its own). Classes of the
+    same sizes (many boards have several, named apart for length or impedance rules) share one raster: their
+    profiles differ only in the class they name."""
 
     def __init__(self, board: Board, rules: DesignRules, lattice: Lattice, margin: float, guards=()):
         self.board, self.rules, self.lattice, self.margin, self.guards = board, rules, lattice, margin, list(guards)
         self.items, self.holes = copper_items(board, rules), holes(board)
         self.profiles: dict[NetClassRules, Profile] = {}
+        self.by_sizes: dict[tuple[float, ...], Profile] = {}
 
     def __getitem__(self, cls: NetClassRules) -> Profile:
         if cls not in self.profiles:
-            self.profiles[cls] = build_profile(self.board, self.rules, cls, self.lattice, self.items, self.holes,
-                                               self.margin, self.guards)
+            sizes = (cls.track_width, cls.clearance, cls.via_diameter, cls.via_drill)     # all a raster depends on
+            if sizes not in self.by_sizes:
+                self.by_sizes[sizes] = build_profile(self.board, self.rules, cls, self.lattice, self.items,
+                                                     self.holes, self.margin, self.guards)
+            self.profiles[cls] = replace(self.by_sizes[sizes], rules=cls)
         return self.profiles[cls]
 
 
