@@ -24,24 +24,30 @@ def nodes_inside(lattice: Lattice, shapes) -> tuple[np.ndarray, np.ndarray]:
         return found_shape[0], found_node[0]
     shapely.prepare(shapes[solid])
     r0, r1, c0, c1 = lattice.windows(shapely.bounds(shapes[solid]))
-    width = c1 - c0
-    count = (r1 - r0) * width
+    count = (r1 - r0) * (c1 - c0)
     ends = np.cumsum(count)
     start = 0
     while start < solid.size:           # shapes start..stop-1: some PAIRS_PER_CALL window nodes in all, or one shape
         before = ends[start] - count[start]
         stop = max(start + 1, int(np.searchsorted(ends, before + PAIRS_PER_CALL, "right")))
-        n = count[start:stop]
-        k = np.repeat(np.arange(start, stop), n)
-        offset = np.arange(k.size) - np.repeat(np.cumsum(n) - n, n)        # of the node in its shape's window
-        row = r0[k] + offset // np.maximum(width[k], 1)
-        col = c0[k] + offset % np.maximum(width[k], 1)
+        k, row, col = window_nodes(r0[start:stop], r1[start:stop], c0[start:stop], c1[start:stop])
+        k += start
         x, y = lattice.xy(row, col)
         inside = shapely.contains_xy(shapes[solid[k]], x, y)
         found_shape.append(solid[k[inside]])
         found_node.append(row[inside] * lattice.cols + col[inside])
         start = stop
     return np.concatenate(found_shape), np.concatenate(found_node)
+
+
+def window_nodes(r0, r1, c0, c1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(window, row, col) of every node of the windows rows r0[k]:r1[k], columns c0[k]:c1[k], window after window,
+    each row by row as np.mgrid orders them."""
+    width = np.maximum(c1 - c0, 0)
+    count = np.maximum(r1 - r0, 0) * width
+    k = np.repeat(np.arange(len(count)), count)
+    offset = np.arange(k.size) - np.repeat(np.cumsum(count) - count, count)        # of the node in its window
+    return k, r0[k] + offset // np.maximum(width[k], 1), c0[k] + offset % np.maximum(width[k], 1)
 
 
 def claim(owner: np.ndarray, nodes: np.ndarray, who: np.ndarray) -> None:

@@ -12,7 +12,7 @@ from ..board.model import Board, Pad
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
 from ..lattice.obstacles import FREE, Obstacles, Profile
-from ..lattice.portals import EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pin_portals
+from ..lattice.portals import EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pins_portals
 from ..mst import boruvka, complete_edges, connection_order
 
 
@@ -65,8 +65,7 @@ def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, l
     for candidate in reversed(candidates) if smallest else candidates:
         profile = profiles[candidate]
         pins, blocked, starved = [], [], False
-        for group in clusters:
-            portals = pin_portals(group, layer_index, profile, lattice, config.portal_radius)
+        for group, portals in zip(clusters, pins_portals(clusters, layer_index, profile, lattice, config.portal_radius)):
             if portals.nodes.size == 0:
                 blocked.append("/".join(p.name for p in group))
             starved = starved or not via_room(group, profile, lattice)
