@@ -13,7 +13,7 @@ from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
 from ..lattice.obstacles import FREE, Obstacles, Profile
 from ..lattice.portals import EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pins_portals
-from ..mst import boruvka, complete_edges, connection_order
+from ..mst import boruvka, complete_edges, connection_order, dense_tree
 
 
 @dataclass
@@ -93,11 +93,12 @@ GPU_TREE_PINS = 256     # nets with this many pins build their tree on the GPU (
 
 
 def spanning_tree(n: int, u, v, w, on_gpu: bool) -> np.ndarray:
-    """Borůvka's tree of the pins, on the GPU for large nets when the GPU engine is in use (the same tree)."""
+    """Borůvka's tree of the pins, on the GPU for large nets when the GPU engine is in use (the same tree; on the CPU
+    Prim's steps find it faster)."""
     if on_gpu and n >= GPU_TREE_PINS:
         import cupy
         return boruvka(n, cupy.asarray(u), cupy.asarray(v), cupy.asarray(w), xp=cupy).get()
-    return boruvka(n, u, v, w)
+    return dense_tree(n, u, v, w)
 
 
 def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: Lattice, config,
