@@ -150,6 +150,7 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
     block_outside(track, lattice, grow(board.outline, -(edge + cls.track_width / 2 + margin)))
     block_outside(via[None], lattice, grow(board.outline, -(edge + cls.via_diameter / 2 + margin)))
     profile = Profile(cls, track, via)
+    shapely.prepare(grown)                # for the stub legality tests against the trees' shapes
     per_layer: dict[int, list[int]] = {}
     for k, layers in enumerate(stamps.layers):      # in stamping order, as the stub trees always held them
         for l in layers or ():
