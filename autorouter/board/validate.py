@@ -144,7 +144,8 @@ def values_plan(parent, head, strict: bool) -> tuple:
 
 
 def check_values(parent, head, atoms: list, plan: tuple) -> str | None:
-    """What is wrong with the values (numbers, names) an item holds, or None. plan: values_plan(parent, head, strict)."""
+    """What is wrong with the values (numbers, names) an item holds, or None.
+    plan: values_plan(parent, head, strict)."""
     count, net, words = plan
     if count and not count[0] <= sum(map(is_number, atoms)) <= count[1]:
         return f"({head} ...) needs " + (f"{count[0]}" if count[0] == count[1] else f"{count[0]} to {count[1]}") \

@@ -65,7 +65,8 @@ def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, l
     for candidate in reversed(candidates) if smallest else candidates:
         profile = profiles[candidate]
         pins, blocked, starved = [], [], False
-        for group, portals in zip(clusters, pins_portals(clusters, layer_index, profile, lattice, config.portal_radius)):
+        found = pins_portals(clusters, layer_index, profile, lattice, config.portal_radius)
+        for group, portals in zip(clusters, found):
             if portals.nodes.size == 0:
                 blocked.append("/".join(p.name for p in group))
             starved = starved or not via_room(group, profile, lattice)
