@@ -6,8 +6,10 @@ read (done by the caller) -> lattice and obstacles -> pins, portals and MST orde
 from __future__ import annotations
 
 import time
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
 
 from .board.model import Board, Track, Via
 from .board.rules import DesignRules
@@ -120,10 +122,22 @@ def make_search_engine(config: RouterConfig):
     return make_engine(config.backend, int(config.delta * STEP))
 
 
-def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=None, nets: set[str] | None = None,
-          should_stop=lambda: "", engine=None) -> RouteResult:
-    """engine: (engine, note) from make_search_engine, or None to make it here."""
-    report = on_progress or (lambda event: None)
+@dataclass
+class SetUp:
+    """What the search starts from: the lattice, the predicted zone fills, the obstacle profiles, the tasks, and the
+    pad groups of each net in scope (how many joins it needs)."""
+    lattice: Lattice
+    pieces: list
+    profiles: object            # lattice.Obstacles
+    tasks: list[NetTask]
+    scope: set[int]
+    apart: dict[int, int]       # net -> pad groups before routing
+    timings: dict[str, float]   # "lattice" and "pins and MST", seconds
+
+
+def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str] | None = None,
+           xp=np, report=lambda event: None) -> SetUp:
+    """The stages before the first search: lattice and obstacles, then pins, portals and MST order."""
     timings: dict[str, float] = {}
     t0 = time.monotonic()
     pitch = lattice_pitch(board, rules, config)
@@ -134,13 +148,24 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     for net in {rules.for_net(n.number) for n in board.nets if n.number}:
         profiles[net]                       # rasterise the classes in use now, so the lattice stage owns its time
     timings["lattice"] = time.monotonic() - t0
-    engine, engine_note = engine or make_search_engine(config)
     t0 = time.monotonic()
-    tasks = build_tasks(board, rules, profiles, lattice, config, nets, xp=engine.xp, pieces=pieces)
+    tasks = build_tasks(board, rules, profiles, lattice, config, nets, xp=xp, pieces=pieces)
     scope = {net for net, name in board.net_names.items() if net and (nets is None or name in nets)}
     apart = {net: len(g) for net, g in pad_groups(board, pieces=pieces).items() if net in scope}
-    needed = sum(n - 1 for n in apart.values())
     timings["pins and MST"] = time.monotonic() - t0
+    return SetUp(lattice, pieces, profiles, tasks, scope, apart, timings)
+
+
+def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=None, nets: set[str] | None = None,
+          should_stop=lambda: "", engine=None) -> RouteResult:
+    """engine: (engine, note) from make_search_engine, or None to make it here."""
+    report = on_progress or (lambda event: None)
+    engine, engine_note = engine or make_search_engine(config)
+    ready = set_up(board, rules, config, nets, engine.xp, report)
+    lattice, pieces, profiles, tasks, scope, apart = (ready.lattice, ready.pieces, ready.profiles, ready.tasks,
+                                                      ready.scope, ready.apart)
+    timings = dict(ready.timings)
+    needed = sum(n - 1 for n in apart.values())
     report({"stage": "tasks", "nets": len(tasks), "connections": needed})
     t0 = time.monotonic()
     neck = partial(neck_tasks, board=board, rules=rules, profiles=profiles, lattice=lattice, config=config)

@@ -75,3 +75,18 @@ def test_portals_on_every_layer_of_a_through_hole_pad():
     assert set((single.nodes // lat.plane).tolist()) == {0}
     x, y = lat.node_xy(portals.nodes)
     assert np.all(np.hypot(x - 5.03, y - 5.07) <= portals.length + 1e-9 + 0.5)
+
+
+def test_classes_of_the_same_sizes_share_one_raster():
+    rules = DesignRules({"Default": NetClassRules("Default", 0.2, 0.2, 0.6, 0.3),
+                         "Fast": NetClassRules("Fast", 0.2, 0.2, 0.6, 0.3),
+                         "Wide": NetClassRules("Wide", 0.4, 0.2, 0.6, 0.3)}, {2: "Fast"}, 0.5, 0.25, 0.0, "test")
+    b = board([pad(1, 5, 5), pad(2, 15, 5, layers=("F.Cu",))])
+    lat = make_lattice(b.outline.bounds, b.copper_layers, 0.1)
+    profiles = build_obstacles(b, rules, lat, 0.0)
+    default, fast, wide = (profiles[rules.classes[n]] for n in ("Default", "Fast", "Wide"))
+    assert fast.track_owner is default.track_owner and fast.stub_trees is default.stub_trees
+    assert (fast.rules.name, default.rules.name) == ("Fast", "Default")
+    assert wide.track_owner is not default.track_owner
+    alone = build_obstacles(b, rules, lat, 0.0)[rules.classes["Fast"]]        # as if built for itself
+    assert np.array_equal(alone.track_owner, fast.track_owner) and np.array_equal(alone.via_owner, fast.via_owner)

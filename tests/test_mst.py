@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from autorouter.mst import boruvka, complete_edges, connection_order
+from autorouter.mst import boruvka, complete_edges, connection_order, dense_tree
 
 
 def prim_weight(n, u, v, w) -> int:
@@ -53,3 +53,20 @@ def test_pins_of_several_pads_use_their_nearest_pads():
 def test_connection_order_is_breadth_first_from_root():
     u, v = np.array([0, 1, 1]), np.array([1, 2, 3])
     assert connection_order(4, u, v, np.arange(3)) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 40, 300])
+def test_dense_tree_is_boruvkas_tree(n):
+    rng = np.random.default_rng(100 + n)
+    for scale in (30, 3):                           # coarse coordinates: many equal weights, broken by edge index
+        points = np.round(rng.random((2 * n, 2)) * scale, 1)
+        labels = np.sort(rng.integers(0, n, 2 * n))
+        labels = np.unique(labels, return_inverse=True)[1]       # pins of one or more pads
+        m = int(labels.max()) + 1
+        u, v, w = complete_edges(points, labels)
+        assert np.array_equal(dense_tree(m, u, v, w), boruvka(m, u, v, w))
+
+
+def test_dense_tree_of_a_graph_not_complete_is_boruvkas():
+    u, v, w = np.array([0, 1]), np.array([1, 2]), np.array([5, 5])
+    assert np.array_equal(dense_tree(4, u, v, w), boruvka(4, u, v, w))

@@ -17,7 +17,7 @@ STRING = re.compile(r'"((?:[^"\\]|\\.)*)"', re.S)
 HOLE = "\x00"                       # where a quoted string was: no KiCad text holds this character
 ATOM = re.compile(r"[^\s()\x00]+")
 QUOTED_NUMBER = re.compile(r'"(-?(?:0|[1-9]\d*)(?:\.\d+)?)"')
-TRAILING_COMMA = re.compile(r",(\s*)\]")
+TRAILING_COMMA = re.compile(r",\s*\]")
 
 
 class SexprError(ValueError):
@@ -34,7 +34,7 @@ def parse(text: str) -> list:
     bare = ATOM.sub(r'"\g<0>",', bare)
     bare = QUOTED_NUMBER.sub(r"\1", bare)
     bare = bare.replace(HOLE, f'"{HOLE}",').replace("(", "[").replace(")", "],")
-    bare = TRAILING_COMMA.sub(r"\1]", bare).rstrip().rstrip(",")
+    bare = TRAILING_COMMA.sub("]", bare).rstrip().rstrip(",")     # a literal: no Python call per list
     pieces = bare.split(HOLE)
     out = [""] * (2 * len(pieces) - 1)
     out[0::2] = pieces

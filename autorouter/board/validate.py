@@ -81,7 +81,10 @@ def is_number(atom) -> bool:
 
 
 def check_structure(tree, path) -> None:
-    """Walk the parsed tree of the file."""
+    """Walk the parsed tree of the file. Most items repeat a few shapes (a footprint's properties, its lines), so
+    what the grammar says of each (parent, head) and of each order of lists is worked out once."""
+    lists_checked: dict[tuple, str | None] = {}        # (parent, head, heads of its lists) -> problem
+    plans: dict[tuple, tuple] = {}                     # (parent, head, strict) -> what check_values needs
     stack = [(None, tree, True)]
     while stack:
         parent, node, strict = stack.pop()
@@ -90,10 +93,22 @@ def check_structure(tree, path) -> None:
             continue
         strict = strict and head not in grammar.LENIENT          # below a leniently read item only values count
         lists = [c for c in node[1:] if isinstance(c, list)]
-        order = [c[0] if c and isinstance(c[0], str) else None for c in lists]
         atoms = [a for a in node[1:] if not isinstance(a, list)]
-        problem = (check_lists(parent, head, order, lists) if strict else None) \
-            or check_values(parent, head, atoms, strict)
+        problem = None
+        if strict:
+            order = tuple(c[0] if c and isinstance(c[0], str) else None for c in lists)
+            key = (parent, head, order)
+            if key in lists_checked:
+                problem = lists_checked[key]
+            else:
+                problem = check_lists(parent, head, list(order), lists)
+                if (parent, head) != ("kicad_pcb", "layers"):           # the only check that reads the lists
+                    lists_checked[key] = problem
+        if not problem:
+            plan = plans.get((parent, head, strict))
+            if plan is None:
+                plan = plans[(parent, head, strict)] = values_plan(parent, head, strict)
+            problem = check_values(parent, head, atoms, plan)
         if problem:
             raise BoardError(f"{path}: malformed board: {problem}")
         stack.extend((head, c, strict) for c in lists)
@@ -119,17 +134,25 @@ def check_lists(parent, head, order: list, lists: list) -> str | None:
     return None
 
 
-def check_values(parent, head, atoms: list, strict: bool) -> str | None:
-    """What is wrong with the values (numbers, names) an item holds, or None."""
+def values_plan(parent, head, strict: bool) -> tuple:
+    """What the grammar asks of the values of (head ...) in (parent ...): (how many numbers, or None; how many
+    values a net item holds, or None; the words allowed besides numbers, or None when they need not be numbers)."""
     count = grammar.number_count(parent, head) if strict else None
+    net = grammar.net_values(parent) if head == "net" and strict else None
+    words = grammar.WORDS.get(head, ()) if grammar.holds_numbers(parent, head) else None
+    return count, net, words
+
+
+def check_values(parent, head, atoms: list, plan: tuple) -> str | None:
+    """What is wrong with the values (numbers, names) an item holds, or None.
+    plan: values_plan(parent, head, strict)."""
+    count, net, words = plan
     if count and not count[0] <= sum(map(is_number, atoms)) <= count[1]:
         return f"({head} ...) needs " + (f"{count[0]}" if count[0] == count[1] else f"{count[0]} to {count[1]}") \
             + " numbers"
-    if head == "net" and strict:
-        fewest, most = grammar.net_values(parent)
-        if not fewest <= len(atoms) <= most:
-            return f"a ({parent} ...) has a malformed (net ...)"
-    if grammar.holds_numbers(parent, head) and not all(is_number(a) or a in grammar.WORDS.get(head, ()) for a in atoms):
+    if net and not net[0] <= len(atoms) <= net[1]:
+        return f"a ({parent} ...) has a malformed (net ...)"
+    if words is not None and not all(is_number(a) or a in words for a in atoms):
         return f"({head} ...) holds something that is not a number"
     if head == "at" and len(atoms) > 2 and is_number(atoms[2]) and abs(float(atoms[2])) > MAX_ANGLE:
         return f"a rotation of {atoms[2]} degrees"

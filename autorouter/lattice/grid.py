@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+ON_EDGE = 1e-9      # in pitches: a node this near the edge of a box counts as inside it (rounding in the division)
+
 
 @dataclass(frozen=True)
 class Lattice:
@@ -51,11 +53,22 @@ class Lattice:
 
     def window(self, x_min: float, y_min: float, x_max: float, y_max: float) -> tuple[slice, slice]:
         """Rows and columns whose nodes lie inside the box (clipped to the lattice)."""
-        c0 = max(0, math.ceil((x_min - self.x0) / self.pitch - 1e-9))
-        c1 = min(self.cols, math.floor((x_max - self.x0) / self.pitch + 1e-9) + 1)
-        r0 = max(0, math.ceil((y_min - self.y0) / self.pitch - 1e-9))
-        r1 = min(self.rows, math.floor((y_max - self.y0) / self.pitch + 1e-9) + 1)
+        c0 = max(0, math.ceil((x_min - self.x0) / self.pitch - ON_EDGE))
+        c1 = min(self.cols, math.floor((x_max - self.x0) / self.pitch + ON_EDGE) + 1)
+        r0 = max(0, math.ceil((y_min - self.y0) / self.pitch - ON_EDGE))
+        r1 = min(self.rows, math.floor((y_max - self.y0) / self.pitch + ON_EDGE) + 1)
         return slice(r0, max(r0, r1)), slice(c0, max(c0, c1))
+
+    def windows(self, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`window` of many boxes at once: bounds (n, 4) as (x_min, y_min, x_max, y_max); returns the arrays
+        (row start, row stop, col start, col stop), each stop at least its start. The same arithmetic as `window`,
+        so the same nodes."""
+        x_min, y_min, x_max, y_max = np.asarray(bounds, dtype=np.float64).T
+        c0 = np.maximum(0, np.ceil((x_min - self.x0) / self.pitch - ON_EDGE)).astype(np.int64)
+        c1 = np.minimum(self.cols, np.floor((x_max - self.x0) / self.pitch + ON_EDGE) + 1).astype(np.int64)
+        r0 = np.maximum(0, np.ceil((y_min - self.y0) / self.pitch - ON_EDGE)).astype(np.int64)
+        r1 = np.minimum(self.rows, np.floor((y_max - self.y0) / self.pitch + ON_EDGE) + 1).astype(np.int64)
+        return r0, np.maximum(r0, r1), c0, np.maximum(c0, c1)
 
 
 def choose_pitch(bounds, n_layers: int, wanted: float, config) -> float:

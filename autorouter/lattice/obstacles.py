@@ -9,19 +9,18 @@ the outer layers, and the thermal spokes that connect pads to zones keep other n
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import shapely
 from shapely.geometry.base import BaseGeometry
 from shapely.strtree import STRtree
 
-from ..board.geometry import circle, grow
+from ..board.geometry import circle, grow, grow_all
 from ..board.model import Board
 from ..board.rules import DesignRules, NetClassRules
 from .grid import Lattice
-
-FREE, HARD = -1, -2
+from .raster import FREE, HARD, claim, nodes_inside
 
 
 @dataclass
@@ -70,25 +69,60 @@ def holes(board: Board) -> list[Hole]:
     return out
 
 
-def stamp(owner: np.ndarray, lattice: Lattice, region: BaseGeometry, who: int) -> None:
-    """Mark the nodes of the 2D `owner` plane that lie inside `region` as owned by `who` (merging owners)."""
-    if region.is_empty:
-        return
-    rows, cols = lattice.window(*region.bounds)
-    if rows.stop <= rows.start or cols.stop <= cols.start:
-        return
-    rr, cc = np.mgrid[rows, cols]
-    x, y = lattice.xy(rr, cc)
-    inside = shapely.contains_xy(region, x, y)
-    if not inside.any():
-        return
-    block = owner[rows, cols]
-    cur = block[inside]
-    if who == HARD:
-        merged = np.full_like(cur, HARD)
-    else:
-        merged = np.where((cur == FREE) | (cur == who), who, HARD)
-    block[inside] = merged
+@dataclass
+class Stamps:
+    """Shapes to stamp onto a profile's planes, collected in order and grown in one call: what grows (mm), by how
+    much (mm), who owns its nodes, and on which layers (None: the via plane)."""
+    geoms: list = field(default_factory=list)
+    distances: list = field(default_factory=list)
+    owners: list = field(default_factory=list)
+    layers: list = field(default_factory=list)
+
+    def add(self, geom: BaseGeometry, distance: float, who: int, layers: tuple[int, ...] | None) -> None:
+        self.geoms.append(geom)
+        self.distances.append(distance)
+        self.owners.append(who)
+        self.layers.append(layers)
+
+
+def collect_stamps(board: Board, rules: DesignRules, cls: NetClassRules, lattice: Lattice, items, hole_list,
+                   margin: float, guards) -> Stamps:
+    """Every shape the class's profile stamps: copper, holes, spoke guards, mask openings and keepouts, each grown
+    by the clearance it needs from a track centre-line (on its layers) or a via centre (the via plane)."""
+    L = len(lattice.layers)
+    half_w, via_r = cls.track_width / 2, cls.via_diameter / 2
+    out = Stamps()
+    for item in items:
+        gap = max(cls.clearance, rules.clearance_of(item.net, item.clearance))
+        who = item.net if item.net else HARD
+        out.add(item.geom, gap + half_w + margin, who, item.layers)
+        # a via keeps its copper `gap` from other copper, and its hole the board's hole clearance
+        out.add(item.geom, max(gap + via_r, rules.hole_clearance + cls.via_drill / 2) + margin, who, None)
+    hole_gap_via = max(rules.hole_to_hole + cls.via_drill / 2, rules.hole_clearance + via_r) + margin
+    for hole in hole_list:
+        own = hole.clearance or 0.0          # KiCad holds a pad's own clearance to its hole too
+        out.add(hole.geom, max(hole_gap_via, own + via_r + margin), HARD, None)
+        # copper keeps the hole clearance from another net's hole, and its own clearance from an unplated one
+        who = hole.net if hole.plated and hole.net else HARD
+        out.add(hole.geom, max(rules.hole_clearance, own, 0.0 if hole.plated else cls.clearance) + half_w + margin,
+                who, tuple(range(L)))
+    index = {name: i for i, name in enumerate(board.copper_layers)}
+    for area, layer, net in guards:           # thermal spokes that must keep reaching their zone's fill
+        out.add(area, half_w + margin, net, (index[layer],))
+        out.add(area, via_r + margin, net, None)
+    for opening in board.mask_openings:       # copper bared beside another net's pad would bridge to it
+        who = opening.net or HARD
+        out.add(opening.outline, half_w + margin, who, (index[opening.layer],))
+        # a via's copper is on both sides, and a bare via's mask opening keeps the web from other openings
+        reach = via_r + rules.bare_via_reach + rules.mask_web if opening.layer in board.bare_vias else via_r
+        out.add(opening.outline, reach + margin, who, None)
+    for k in board.keepouts:
+        layers = tuple(board.copper_layers.index(n) for n in k.layers)
+        if k.no_tracks:
+            out.add(k.outline, half_w + margin, HARD, layers)
+        if k.no_vias:
+            out.add(k.outline, via_r + margin, HARD, None)
+    return out
 
 
 def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice: Lattice, items, hole_list,
@@ -96,56 +130,34 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
     L, R, C = lattice.shape
     track = np.full((L, R, C), FREE, dtype=np.int32)
     via = np.full((R, C), FREE, dtype=np.int32)
-    half_w, via_r = cls.track_width / 2, cls.via_diameter / 2
-    per_layer: dict[int, list] = {l: [] for l in range(L)}
-    for item in items:
-        gap = max(cls.clearance, rules.clearance_of(item.net, item.clearance))
-        who = item.net if item.net else HARD
-        grown = grow(item.geom, gap + half_w + margin)
-        for l in item.layers:
-            stamp(track[l], lattice, grown, who)
-            per_layer[l].append((grown, who))
-        # a via keeps its copper `gap` from other copper, and its hole the board's hole clearance
-        stamp(via, lattice, grow(item.geom, max(gap + via_r, rules.hole_clearance + cls.via_drill / 2) + margin), who)
-    hole_gap_via = max(rules.hole_to_hole + cls.via_drill / 2, rules.hole_clearance + via_r) + margin
-    for hole in hole_list:
-        own = hole.clearance or 0.0          # KiCad holds a pad's own clearance to its hole too
-        stamp(via, lattice, grow(hole.geom, max(hole_gap_via, own + via_r + margin)), HARD)
-        # copper keeps the hole clearance from another net's hole, and its own clearance from an unplated one
-        who = hole.net if hole.plated and hole.net else HARD
-        grown = grow(hole.geom, max(rules.hole_clearance, own, 0.0 if hole.plated else cls.clearance) + half_w + margin)
-        for l in range(L):
-            stamp(track[l], lattice, grown, who)
-            per_layer[l].append((grown, who))
-    index = {name: i for i, name in enumerate(board.copper_layers)}
-    for area, layer, net in guards:           # thermal spokes that must keep reaching their zone's fill
-        grown = grow(area, half_w + margin)
-        stamp(track[index[layer]], lattice, grown, net)
-        per_layer[index[layer]].append((grown, net))
-        stamp(via, lattice, grow(area, via_r + margin), net)
-    for opening in board.mask_openings:       # copper bared beside another net's pad would bridge to it
-        grown, who = grow(opening.outline, half_w + margin), opening.net or HARD
-        stamp(track[index[opening.layer]], lattice, grown, who)
-        per_layer[index[opening.layer]].append((grown, who))
-        # a via's copper is on both sides, and a bare via's mask opening keeps the web from other openings
-        reach = via_r + rules.bare_via_reach + rules.mask_web if opening.layer in board.bare_vias else via_r
-        stamp(via, lattice, grow(opening.outline, reach + margin), who)
-    for k in board.keepouts:
-        layers = [board.copper_layers.index(n) for n in k.layers]
-        if k.no_tracks:
-            grown = grow(k.outline, half_w + margin)
-            for l in layers:
-                stamp(track[l], lattice, grown, HARD)
-                per_layer[l].append((grown, HARD))
-        if k.no_vias:
-            stamp(via, lattice, grow(k.outline, via_r + margin), HARD)
+    stamps = collect_stamps(board, rules, cls, lattice, items, hole_list, margin, guards)
+    grown = grow_all(stamps.geoms, stamps.distances)
+    owners = np.array(stamps.owners, dtype=np.int64)
+    on_via = np.array([layers is None for layers in stamps.layers], dtype=bool)
+    shape, node = nodes_inside(lattice, grown)
+    # a track stamp's nodes on each of its layers: flat (layer * plane + node)
+    n_layers = np.array([0 if layers is None else len(layers) for layers in stamps.layers], dtype=np.int64)
+    layer_list = np.array([l for layers in stamps.layers if layers is not None for l in layers], dtype=np.int64)
+    first_layer = np.cumsum(n_layers) - n_layers
+    hits = n_layers[shape]
+    pair = np.repeat(np.arange(shape.size), hits)
+    nth = np.arange(pair.size) - np.repeat(np.cumsum(hits) - hits, hits)
+    layer = layer_list[first_layer[shape[pair]] + nth]
+    claim(track, layer * lattice.plane + node[pair], owners[shape[pair]])
+    via_hit = on_via[shape]
+    claim(via, node[via_hit], owners[shape[via_hit]])
     edge = max(rules.edge_clearance, cls.clearance)
-    block_outside(track, lattice, grow(board.outline, -(edge + half_w + margin)))
-    block_outside(via[None], lattice, grow(board.outline, -(edge + via_r + margin)))
+    block_outside(track, lattice, grow(board.outline, -(edge + cls.track_width / 2 + margin)))
+    block_outside(via[None], lattice, grow(board.outline, -(edge + cls.via_diameter / 2 + margin)))
     profile = Profile(cls, track, via)
-    for l, entries in per_layer.items():
-        if entries:
-            profile.stub_trees[l] = (STRtree([g for g, _ in entries]), np.array([w for _, w in entries], dtype=np.int64))
+    shapely.prepare(grown)                # for the stub legality tests against the trees' shapes
+    per_layer: dict[int, list[int]] = {}
+    for k, layers in enumerate(stamps.layers):      # in stamping order, as the stub trees always held them
+        for l in layers or ():
+            per_layer.setdefault(l, []).append(k)
+    for l in sorted(per_layer):
+        entries = per_layer[l]
+        profile.stub_trees[l] = (STRtree(grown[entries]), owners[entries])
     return profile
 
 
@@ -157,17 +169,23 @@ def block_outside(owner: np.ndarray, lattice: Lattice, allowed: BaseGeometry) ->
 
 
 class Obstacles:
-    """Profiles built on first use, one per set of class rules (a necked-down class gets its own)."""
+    """Profiles built on first use, one per set of class rules (a necked-down class gets its own). Classes of the
+    same sizes (many boards have several, named apart for length or impedance rules) share one raster: their
+    profiles differ only in the class they name."""
 
     def __init__(self, board: Board, rules: DesignRules, lattice: Lattice, margin: float, guards=()):
         self.board, self.rules, self.lattice, self.margin, self.guards = board, rules, lattice, margin, list(guards)
         self.items, self.holes = copper_items(board, rules), holes(board)
         self.profiles: dict[NetClassRules, Profile] = {}
+        self.by_sizes: dict[tuple[float, ...], Profile] = {}
 
     def __getitem__(self, cls: NetClassRules) -> Profile:
         if cls not in self.profiles:
-            self.profiles[cls] = build_profile(self.board, self.rules, cls, self.lattice, self.items, self.holes,
-                                               self.margin, self.guards)
+            sizes = (cls.track_width, cls.clearance, cls.via_diameter, cls.via_drill)     # all a raster depends on
+            if sizes not in self.by_sizes:
+                self.by_sizes[sizes] = build_profile(self.board, self.rules, cls, self.lattice, self.items,
+                                                     self.holes, self.margin, self.guards)
+            self.profiles[cls] = replace(self.by_sizes[sizes], rules=cls)
         return self.profiles[cls]
 
 

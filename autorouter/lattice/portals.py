@@ -22,6 +22,7 @@ from shapely.strtree import STRtree
 from ..board.model import Pad
 from .grid import Lattice
 from .obstacles import FREE, Profile
+from .raster import window_nodes
 
 MAX_PER_LAYER = 24         # straight stubs kept per pad and layer, shortest first
 MAX_ESCAPES = 8            # bent stubs kept per pad and layer, shortest first
@@ -54,15 +55,24 @@ class Portals:
 EMPTY = np.zeros(0, np.int64)
 
 
-def stub_legal(profile: Profile, layer: int, net: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Which stubs (segments starts[i] -> ends[i], a track of the profile's width) keep clear of other nets."""
+def stub_legal(profile: Profile, layer, net, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which stubs (segments starts[i] -> ends[i], a track of the profile's width) keep clear of other nets' copper.
+    layer and net: of each stub (arrays), or one for all."""
     legal = np.ones(len(starts), dtype=bool)
-    tree = profile.stub_trees.get(layer)
-    if tree is None or not len(starts):
+    if not len(starts):
         return legal
-    stubs = shapely.linestrings(np.stack([starts, ends], 1))
-    hit_stub, hit_geom = tree[0].query(stubs, predicate="intersects")
-    legal[hit_stub[tree[1][hit_geom] != net]] = False
+    layer, net = np.broadcast_to(layer, legal.shape), np.broadcast_to(net, legal.shape)
+    for l in np.unique(layer).tolist():
+        tree = profile.stub_trees.get(l)
+        if tree is None:
+            continue
+        which = np.flatnonzero(layer == l)
+        stubs = shapely.linestrings(np.stack([starts[which], ends[which]], 1))
+        stub, geom = tree[0].query(stubs)                     # boxes that overlap; the shapes are prepared
+        other = tree[1][geom] != net[which[stub]]             # a net's own copper never rules its stub out
+        stub, geom = stub[other], geom[other]
+        hit = shapely.intersects(tree[0].geometries[geom], stubs[stub])
+        legal[which[stub[hit]]] = False
     return legal
 
 
@@ -76,26 +86,37 @@ def open_nodes(pad: Pad, l: int, profile: Profile, lattice: Lattice, box) -> tup
     return rr[keep], cc[keep]
 
 
-def straight_portals(pad: Pad, l: int, profile: Profile, lattice: Lattice, radius: int):
-    """(nodes, lengths, targets) of the straight stubs on layer l, shortest first."""
-    x0, y0, x1, y1 = pad.outline.bounds
+def straight_portals(pads: list[Pad], layers: np.ndarray, profile: Profile, lattice: Lattice, radius: int):
+    """The straight stubs of many (pad, layer) pairs at once, pads[i] on layers[i]: (pair, nodes, lengths, targets)
+    of each pair's MAX_PER_LAYER shortest legal stubs, pair after pair, each pair's shortest first."""
+    outlines = np.array([pad.outline for pad in pads], dtype=object)
+    shapely.prepare(outlines)
+    nets = np.array([pad.net for pad in pads], dtype=np.int64)
+    centres = np.array([(pad.x, pad.y) for pad in pads], dtype=np.float64).reshape(-1, 2)
     reach = radius * lattice.pitch
-    rr, cc = open_nodes(pad, l, profile, lattice, (x0 - reach, y0 - reach, x1 + reach, y1 + reach))
+    pair, rr, cc = window_nodes(*lattice.windows(shapely.bounds(outlines).reshape(-1, 4)
+                                                 + (-reach, -reach, reach, reach)))
+    owner = profile.track_owner[layers[pair], rr, cc]
+    keep = (owner == FREE) | (owner == nets[pair])
+    pair, rr, cc = pair[keep], rr[keep], cc[keep]
     x, y = lattice.xy(rr, cc)
     xy = np.stack([x, y], 1)
-    on_pad = shapely.contains_xy(pad.outline, x, y)
-    end = np.where(on_pad[:, None], xy, [pad.x, pad.y])
-    legal = stub_legal(profile, l, pad.net, xy, end)
-    if not legal.all():
+    on_pad = shapely.contains_xy(outlines[pair], x, y)
+    end = np.where(on_pad[:, None], xy, centres[pair])
+    legal = stub_legal(profile, layers[pair], nets[pair], xy, end)
+    if not legal.all():                 # to the nearest point of the pad instead, just inside its copper
         retry = np.flatnonzero(~legal)
-        nearest = shapely.get_coordinates(shapely.shortest_line(shapely.points(xy[retry]), pad.outline))
-        end[retry] = nearest[1::2] + 0.02 * (np.array([pad.x, pad.y]) - nearest[1::2])   # just inside the copper
-        legal[retry] = stub_legal(profile, l, pad.net, xy[retry], end[retry])
-    xy, end = xy[legal], end[legal]
-    nodes = lattice.index(l, rr[legal], cc[legal])
+        nearest = shapely.get_coordinates(shapely.shortest_line(shapely.points(xy[retry]), outlines[pair[retry]]))
+        end[retry] = nearest[1::2] + 0.02 * (centres[pair[retry]] - nearest[1::2])
+        legal[retry] = stub_legal(profile, layers[pair[retry]], nets[pair[retry]], xy[retry], end[retry])
+    pair, xy, end = pair[legal], xy[legal], end[legal]
+    nodes = lattice.index(layers[pair], rr[legal], cc[legal])
     length = np.hypot(*(xy - end).T)
-    keep = np.argsort(length, kind="stable")[:MAX_PER_LAYER]
-    return nodes[keep], length[keep], end[keep]
+    order = np.argsort(length, kind="stable")
+    order = order[np.argsort(pair[order], kind="stable")]         # by pair, then shortest first
+    first = np.searchsorted(pair[order], pair[order])             # where each pair's stubs begin
+    order = order[np.arange(order.size) - first < MAX_PER_LAYER]
+    return pair[order], nodes[order], length[order], end[order]
 
 
 def escape_portals(pad: Pad, l: int, profile: Profile, lattice: Lattice):
@@ -130,65 +151,113 @@ def escape_portals(pad: Pad, l: int, profile: Profile, lattice: Lattice):
     return nodes[keep], length[keep], np.repeat(centre[None], keep.size, 0), bends[keep]
 
 
-def pad_portals(pad: Pad, layers: list[int], profile: Profile, lattice: Lattice, radius: int):
-    """(nodes, stub lengths in mm, stub targets, bends) of the pad's portals on its layers."""
-    parts = []
-    for l in layers:
-        nodes, length, target = straight_portals(pad, l, profile, lattice, radius)
-        parts.append((nodes, length, target, np.full((nodes.size, 2), np.nan)))
-        if nodes.size < FEW_STRAIGHT:           # a pad hemmed in by its neighbours: bent stubs too
-            parts.append(escape_portals(pad, l, profile, lattice))
-    if not parts:
-        return EMPTY, np.zeros(0), np.zeros((0, 2)), np.zeros((0, 2))
-    return tuple(np.concatenate(p) for p in zip(*parts))
+def pads_portals(pads: list[Pad], layer_index: dict[str, int], profile: Profile, lattice: Lattice, radius: int):
+    """Per pad, (nodes, stub lengths in mm, stub targets, bends) of its portals on its layers: layer by layer, the
+    straight stubs, then bent ones where there are few straight ones."""
+    if not pads:
+        return []
+    pad_of = [i for i, pad in enumerate(pads) for _ in pad.layers]
+    layers = np.array([layer_index[l] for pad in pads for l in pad.layers], dtype=np.int64)
+    pair, nodes, length, target = straight_portals([pads[i] for i in pad_of], layers, profile, lattice, radius)
+    bounds = np.searchsorted(pair, np.arange(len(pad_of) + 1))
+    parts: list[list] = [[] for _ in pads]
+    for k, (i, l) in enumerate(zip(pad_of, layers.tolist())):
+        got = slice(bounds[k], bounds[k + 1])
+        parts[i].append((nodes[got], length[got], target[got], np.full((got.stop - got.start, 2), np.nan)))
+        if got.stop - got.start < FEW_STRAIGHT:          # a pad hemmed in by its neighbours: bent stubs too
+            parts[i].append(escape_portals(pads[i], l, profile, lattice))
+    return [tuple(np.concatenate(p) for p in zip(*found)) if found
+            else (EMPTY, np.zeros(0), np.zeros((0, 2)), np.zeros((0, 2))) for found in parts]
+
+
+def pins_portals(pins: list[list[Pad]], layer_index: dict[str, int], profile: Profile, lattice: Lattice,
+                 radius: int) -> list[Portals]:
+    """The portals of each pin (a list of pads); a pad with none within `radius` nodes gets those within three
+    times that."""
+    pads = [pad for pin in pins for pad in pin]
+    found = pads_portals(pads, layer_index, profile, lattice, radius)
+    bare = [i for i, f in enumerate(found) if f[0].size == 0]
+    for i, again in zip(bare, pads_portals([pads[i] for i in bare], layer_index, profile, lattice, radius * 3)):
+        found[i] = again
+    out, at = [], 0
+    for pin in pins:
+        parts = [(nodes.astype(np.int64), length, target.reshape(-1, 2), np.full(nodes.size, i), bend.reshape(-1, 2))
+                 for i, (nodes, length, target, bend) in enumerate(found[at:at + len(pin)])]
+        at += len(pin)
+        out.append(Portals(*(np.concatenate(p) for p in zip(*parts))))
+    return out
 
 
 def pin_portals(pads: list[Pad], layer_index: dict[str, int], profile: Profile, lattice: Lattice,
                 radius: int) -> Portals:
-    parts = []
-    for i, pad in enumerate(pads):
-        layers = [layer_index[l] for l in pad.layers]
-        nodes, length, target, bend = pad_portals(pad, layers, profile, lattice, radius)
-        if nodes.size == 0:
-            nodes, length, target, bend = pad_portals(pad, layers, profile, lattice, radius * 3)
-        parts.append((nodes.astype(np.int64), length, target.reshape(-1, 2), np.full(nodes.size, i),
-                      bend.reshape(-1, 2)))
-    nodes, length, target, which, bend = (np.concatenate(p) for p in zip(*parts))
-    return Portals(nodes, length, target, which, bend)
+    return pins_portals([pads], layer_index, profile, lattice, radius)[0]
+
+
+ENVELOPE_SLACK = 1e-6      # mm: the boxes that find candidate stubs reach this much past what the exact test keeps
+
+
+def stub_lines(portals: list[Portals], lattice: Lattice) -> np.ndarray:
+    """The stubs of the portals (portal after portal) as linestrings in mm: pad point, the bend if any, the node."""
+    target = np.concatenate([p.target for p in portals])
+    bend = np.concatenate([p.bend for p in portals])
+    x, y = lattice.node_xy(np.concatenate([p.nodes for p in portals]))
+    bent = ~np.isnan(bend[:, 0])
+    count = 2 + bent
+    first = np.cumsum(count) - count
+    coords = np.empty((int(count.sum()), 2))
+    coords[first] = target
+    coords[first[bent] + 1] = bend[bent]
+    coords[first + count - 1, 0], coords[first + count - 1, 1] = x, y
+    return shapely.linestrings(coords, indices=np.repeat(np.arange(count.size), count))
 
 
 def mark_stub_conflicts(pins_by_net: list[tuple[int, float, list]], lattice: Lattice, gap: float) -> None:
     """Fill each portal's `blocks`: the portal nodes of other nets whose stubs come closer to its stub than the two
-    half widths plus `gap` (the largest clearance and the margin). pins_by_net: (net, track width, portals list)."""
-    rows, coords, line_of = [], [], []
-    for n, (net, width, portals_list) in enumerate(pins_by_net):
-        for p, portals in enumerate(portals_list):
-            if not portals.nodes.size:
-                continue
-            x, y = lattice.node_xy(portals.nodes)
-            bent = ~np.isnan(portals.bend[:, 0])
-            for k in range(portals.nodes.size):
-                points = [portals.target[k]] + ([portals.bend[k]] if bent[k] else []) + [(x[k], y[k])]
-                coords += points
-                line_of += [len(rows)] * len(points)
-                rows.append((n, p, k, int(portals.nodes[k]) // lattice.plane, net, width, int(portals.nodes[k])))
-    if not rows:
+    half widths plus `gap` (the largest clearance and the margin). pins_by_net: (net, track width, portals list).
+    Portals with no such neighbour keep what they had."""
+    owners = [(net, width, portals) for net, width, portals_list in pins_by_net for portals in portals_list
+              if portals.nodes.size]
+    if not owners:
         return
-    table = np.array(rows, dtype=np.float64)
-    lines = shapely.linestrings(np.asarray(coords, dtype=np.float64), indices=np.asarray(line_of))
-    a, b = STRtree(lines).query(lines, predicate="dwithin", distance=float(table[:, 5].max()) + gap)
-    keep = (table[a, 4] != table[b, 4]) & (table[a, 3] == table[b, 3])
-    a, b = a[keep], b[keep]
-    close = shapely.distance(lines[a], lines[b]) < (table[a, 5] + table[b, 5]) / 2 + gap
-    found: dict[tuple[int, int], list] = {}
-    for i, j in zip(a[close].tolist(), b[close].tolist()):
-        found.setdefault((int(table[i, 0]), int(table[i, 1])), []).append((int(table[i, 2]), int(table[j, 6])))
-    for (n, p), pairs in found.items():
-        portals = pins_by_net[n][2][p]
-        blocks = [[] for _ in range(portals.nodes.size)]
-        for k, node in pairs:
-            blocks[k].append(node)
-        portals.blocks = [np.unique(np.array(b, np.int64)) if b else EMPTY for b in blocks]
+    sizes = [portals.nodes.size for *_, portals in owners]
+    nodes = np.concatenate([portals.nodes for *_, portals in owners])
+    net = np.repeat([o[0] for o in owners], sizes)
+    width = np.repeat(np.array([o[1] for o in owners], dtype=np.float64), sizes)
+    lines = stub_lines([portals for *_, portals in owners], lattice)
+    layer = nodes // lattice.plane
+    reach = float(width.max()) + gap
+    a, b = [], []
+    for l in np.unique(layer).tolist():          # stubs on one layer at a time: only those can come close
+        which = np.flatnonzero(layer == l)
+        x0, y0, x1, y1 = shapely.bounds(lines[which]).T
+        pad = reach + ENVELOPE_SLACK
+        near, other = STRtree(lines[which]).query(shapely.box(x0 - pad, y0 - pad, x1 + pad, y1 + pad))
+        apart = net[which[near]] != net[which[other]]
+        a.append(which[near[apart]])
+        b.append(which[other[apart]])
+    a, b = np.concatenate(a), np.concatenate(b)
+    # within `reach` as the prepared test has it (it counts a stub of no length, a node on its pad, as near nothing)
+    shapely.prepare(lines)
+    near = shapely.dwithin(lines[a], lines[b], reach)
+    shapely.destroy_prepared(lines)
+    a, b = a[near], b[near]
+    close = shapely.distance(lines[a], lines[b]) < (width[a] + width[b]) / 2 + gap
+    row, node = a[close], nodes[b[close]]
+    order = np.lexsort((node, row))
+    row, node = row[order], node[order]
+    fresh = np.ones(row.size, bool)
+    fresh[1:] = (row[1:] != row[:-1]) | (node[1:] != node[:-1])
+    row, node = row[fresh], node[fresh]
+    starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]]) if row.size else np.zeros(0, np.int64)
+    first_row = np.cumsum(sizes) - sizes
+    owner = np.searchsorted(first_row, row[starts], "right") - 1
+    blocks: dict[int, list] = {}
+    for o, k, found in zip(owner.tolist(), (row[starts] - first_row[owner]).tolist(), np.split(node, starts[1:])):
+        if o not in blocks:
+            blocks[o] = [EMPTY] * owners[o][2].nodes.size
+        blocks[o][k] = found
+    for o, found in blocks.items():
+        owners[o][2].blocks = found
 
 
 def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tracks, gap: float) -> Portals:

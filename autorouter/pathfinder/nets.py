@@ -12,8 +12,8 @@ from ..board.model import Board, Pad
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
 from ..lattice.obstacles import FREE, Obstacles, Profile
-from ..lattice.portals import EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pin_portals
-from ..mst import boruvka, complete_edges, connection_order
+from ..lattice.portals import EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pins_portals
+from ..mst import boruvka, complete_edges, connection_order, dense_tree
 
 
 @dataclass
@@ -65,8 +65,8 @@ def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, l
     for candidate in reversed(candidates) if smallest else candidates:
         profile = profiles[candidate]
         pins, blocked, starved = [], [], False
-        for group in clusters:
-            portals = pin_portals(group, layer_index, profile, lattice, config.portal_radius)
+        found = pins_portals(clusters, layer_index, profile, lattice, config.portal_radius)
+        for group, portals in zip(clusters, found):
             if portals.nodes.size == 0:
                 blocked.append("/".join(p.name for p in group))
             starved = starved or not via_room(group, profile, lattice)
@@ -94,9 +94,10 @@ GPU_TREE_PINS = 256     # nets with this many pins build their tree in the searc
 
 
 def spanning_tree(n: int, u, v, w, xp=np) -> np.ndarray:
-    """Borůvka's tree of the pins; a large net's with xp, the search engine's array module (the same tree)."""
+    """The pins' minimum spanning tree: a large net's by Borůvka with xp, the search engine's array module (a
+    GPU's); otherwise by Prim's steps on the host, which find the same tree faster there."""
     if xp is np or n < GPU_TREE_PINS:
-        return boruvka(n, u, v, w)
+        return dense_tree(n, u, v, w)
     return xp.asnumpy(boruvka(n, xp.asarray(u), xp.asarray(v), xp.asarray(w), xp=xp))
 
 
