@@ -90,14 +90,15 @@ def arc_points(start, mid, end, steps: int = ARC_STEPS) -> list[tuple[float, flo
     return [(ux + r * math.cos(a1 + sweep * i / n), uy + r * math.sin(a1 + sweep * i / n)) for i in range(n + 1)]
 
 
-def track_body(track) -> BaseGeometry:
+def centre_line(track) -> BaseGeometry:
+    """A track's centre line: its arc as a polyline; a point where it has no length."""
     if track.mid is not None:
-        line = LineString(arc_points(track.start, track.mid, track.end))
-    elif track.start == track.end:
-        return grow(Point(track.start), track.width / 2)
-    else:
-        line = LineString([track.start, track.end])
-    return grow(line, track.width / 2)
+        return LineString(arc_points(track.start, track.mid, track.end))
+    return Point(track.start) if track.start == track.end else LineString([track.start, track.end])
+
+
+def track_body(track) -> BaseGeometry:
+    return grow(centre_line(track), track.width / 2)
 
 
 def via_body(via) -> BaseGeometry:

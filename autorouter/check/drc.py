@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import shapely
-from shapely.geometry import LineString, Point
+from shapely.geometry import Point
 from shapely.strtree import STRtree
 
 from ..board.connectivity import pad_groups
-from ..board.geometry import arc_points
+from ..board.geometry import centre_line
 from ..board.model import Board
 from ..zones import predict, reliefs, starved_keys
 from ..zones.fill import SPOKES_KEPT
@@ -100,12 +100,6 @@ def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False
             items.append(Item(v.body(), frozenset(v.layers), v.net, "via", checked, Point(v.x, v.y),
                               core=Point(v.x, v.y), reach=v.diameter / 2, hole_reach=v.drill / 2))
     return items
-
-
-def centre_line(track):
-    if track.mid is not None:
-        return LineString(arc_points(track.start, track.mid, track.end))
-    return Point(track.start) if track.start == track.end else LineString([track.start, track.end])
 
 
 def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = False) -> CheckReport:
