@@ -113,6 +113,8 @@ def test_dimensions_are_skipped_not_refused(tmp_path):
     ('(footprint "X" (layer "F.Cu") (at 5 5 1e20))', "a rotation of"),
     ('(footprint "X" (layer "F.Cu") (at 5 5) (pad "1" smd rect (at 0 0) (size 1) (layers "F.Cu")))',
      "(size ...) needs 2 numbers"),
+    ('(footprint "X" (layer "F.Cu") (at 5 5) (pad "1" smd roundrect (at 0 0) (size 1 1) (layers "F.Cu") '
+     '(roundrect_rratio )))', "(roundrect_rratio ...) needs 1 number"),      # found by the fuzzer (seed 2414283250)
 ])
 def test_items_kicad_would_refuse_are_refused(tmp_path, extra, message):
     """Lines in the wrong item pass kiutils but not KiCad's parser (grammar.py): refused, so never routed."""

@@ -113,6 +113,11 @@ CHILDREN: dict[str, set[str]] = {
 # How many numbers a part holds: (fewest, most), by name and, where one name means two things, by parent too.
 COUNT = {"xy": (2, 2), "xyz": (3, 3), "start": (2, 2), "mid": (2, 2), "end": (2, 2), "center": (2, 2),
          "size": (2, 2), "at": (2, 3), "width": (1, 1), "thickness": (1, 1)}
+# a pad's or a zone's settings of one number: KiCad refuses the board where one is empty
+COUNT.update({head: (1, 1) for head in (
+    "roundrect_rratio", "chamfer_ratio", "solder_mask_margin", "solder_paste_margin", "solder_paste_margin_ratio",
+    "clearance", "zone_connect", "thermal_width", "thermal_gap", "thermal_bridge_width", "thermal_bridge_angle",
+    "die_length")})
 SINGLE_SIZE = {"via", "backdrill", "tertiary_drill", "front_post_machining", "back_post_machining"}
 
 # Parts an item has at most once: with a second one (KiCad keeps the last, kiutils may keep the first) we would route
@@ -196,6 +201,8 @@ def required_parts(parent: str | None, head: str | None) -> set[str]:
 
 
 def number_count(parent: str | None, head: str | None) -> tuple[int, int] | None:
+    if (parent, head) in NOT_NUMERIC_IN:
+        return None
     if head == "size" and parent in SINGLE_SIZE:
         return 1, 1
     if head == "size" and parent == "layer":      # a padstack layer: a via's diameter or a pad's size

@@ -148,8 +148,8 @@ def check_values(parent, head, atoms: list, plan: tuple) -> str | None:
     plan: values_plan(parent, head, strict)."""
     count, net, words = plan
     if count and not count[0] <= sum(map(is_number, atoms)) <= count[1]:
-        return f"({head} ...) needs " + (f"{count[0]}" if count[0] == count[1] else f"{count[0]} to {count[1]}") \
-            + " numbers"
+        return f"({head} ...) needs " + ("1 number" if count == (1, 1) else f"{count[0]} numbers"
+                                         if count[0] == count[1] else f"{count[0]} to {count[1]} numbers")
     if net and not net[0] <= len(atoms) <= net[1]:
         return f"a ({parent} ...) has a malformed (net ...)"
     if words is not None and not all(is_number(a) or a in words for a in atoms):
