@@ -6,6 +6,7 @@ coordinates, built once by the reader.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from shapely.geometry.base import BaseGeometry
 
@@ -144,8 +145,10 @@ class Board:
     def net_name(self, number: int) -> str:
         return self.net_names.get(number, "")
 
-    @property
+    @cached_property
     def net_names(self) -> dict[int, str]:
+        """Built once: the reader gives the board its nets, and nothing changes them after (the checker asks a name
+        per net and per violation)."""
         return {n.number: n.name for n in self.nets}
 
     def pads_by_net(self) -> dict[int, list[Pad]]:

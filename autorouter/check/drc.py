@@ -289,6 +289,5 @@ def thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, rep
 def unrouted(board: Board, new_tracks=(), new_vias=(), pieces=()) -> dict[str, int]:
     """Per net: pad groups that its copper, and the zone fills KiCad will make around it (pieces), do not join,
     minus one."""
-    names = board.net_names
-    return {names.get(net, ""): len(groups) - 1
+    return {board.net_name(net): len(groups) - 1
             for net, groups in pad_groups(board, new_tracks, new_vias, pieces).items() if len(groups) > 1}
