@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from autorouter.board import load_board
-from conftest import BOARDS, JUDGE, assert_only_routing_added, needs_judge, needs_kicad, needs_shared, shared_boards
+from conftest import JUDGE, assert_only_routing_added, needs_judge, needs_kicad, needs_shared, shared_boards
 
 
 def judge():

@@ -1,7 +1,6 @@
 """The lattice: obstacles around other nets' copper, the board edge, holes; portals on every layer of a pad."""
 import numpy as np
-import pytest
-from shapely.geometry import Point, box
+from shapely.geometry import box
 
 from autorouter.board.geometry import circle
 from autorouter.board.model import Board, CopperGraphic, Net, Pad
