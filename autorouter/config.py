@@ -23,7 +23,7 @@ class RouterConfig:
     # Smallest automatic pitch in mm (finer costs time without helping on the boards we know).
     min_pitch: float = 0.1
     # Extra margin in mm added to every clearance, so rounding never lands a track exactly on the limit.
-    clearance_margin: float = 0.01
+    clearance_margin: float = 0.001
     # Margin in mm around a connection's pins that bounds its region of interest (ROI); larger finds detours.
     roi_margin: float = 4.0
     # Growth of a net's ROI margin after each PathFinder iteration that leaves it in conflict (1: never grows).

@@ -1,5 +1,6 @@
 """The lattice: obstacles around other nets' copper, the board edge, holes; portals on every layer of a pad."""
 import numpy as np
+import shapely
 from shapely.geometry import box
 
 from autorouter.board.geometry import circle
@@ -89,3 +90,28 @@ def test_classes_of_the_same_sizes_share_one_raster():
     assert wide.track_owner is not default.track_owner
     alone = build_obstacles(b, rules, lat, 0.0)[rules.classes["Fast"]]        # as if built for itself
     assert np.array_equal(alone.track_owner, fast.track_owner) and np.array_equal(alone.via_owner, fast.via_owner)
+
+
+def test_a_step_between_two_free_nodes_keeps_its_clearance():
+    """A track runs from lattice node to lattice node: where both ends of a step are free, the whole step keeps its
+    clearance from other nets' copper, round pads and the corners of square ones included (a step is a chord: it
+    cuts across a curve nearer than its two ends)."""
+    rng = np.random.default_rng(7)
+    pads = []
+    for k in range(24):
+        x, y = 1 + (k % 8) * 2.3 + rng.random() * 0.1, 2 + (k // 8) * 2.7 + rng.random() * 0.1
+        pads.append(pad(1, x, y, size=0.35, layers=("F.Cu",)) if k % 2 else
+                    Pad("U2", str(k), 1, x, y, 0.0, "rect", ("F.Cu",), box(x - 0.2, y - 0.2, x + 0.2, y + 0.2)))
+    b = board(pads)
+    lat = make_lattice(b.outline.bounds, b.copper_layers, 0.1)
+    cls = RULES.classes["Default"]
+    free = build_obstacles(b, RULES, lat, 0.0)[cls].track_owner[0] == FREE
+    copper = shapely.union_all([p.outline for p in pads])
+    rr, cc = np.mgrid[0:lat.rows, 0:lat.cols]
+    for dr, dc in ((0, 1), (1, 0)):
+        both = free[:lat.rows - dr, :lat.cols - dc] & free[dr:, dc:]
+        r, c = rr[:lat.rows - dr, :lat.cols - dc][both], cc[:lat.rows - dr, :lat.cols - dc][both]
+        steps = shapely.linestrings(np.stack([np.stack(lat.xy(r, c), 1), np.stack(lat.xy(r + dr, c + dc), 1)], 1))
+        # the circles are polygons drawn outside the true curve, so measuring to them errs on the safe side
+        gap = shapely.distance(steps, copper)
+        assert gap.min() >= cls.clearance + cls.track_width / 2 - 1e-9, gap.min()

@@ -118,3 +118,31 @@ def test_a_large_nets_tree_is_built_with_the_engines_array_module():
         xp = CountingNumpy()
         assert np.array_equal(spanning_tree(n, u, v, w, xp), boruvka(n, u, v, w))
         assert xp.uploads == uploads
+
+
+def test_a_step_outside_a_stubs_cover_keeps_its_clearance_from_the_stub():
+    """A pad stub leaves the lattice: another net's step between two nodes its cover leaves free may not pass nearer
+    the stub's off-lattice end than the two nets' clearance (a step is a chord of the cover's disc there)."""
+    import shapely
+    lat = make_lattice((0, 0, 10, 10), ["F.Cu"], 0.2)
+    occ = Occupancy(lat)
+    radii = class_radii(NARROW, RULES, 0.0)
+    worst = np.inf
+    for k in range(40):                               # stub ends at many offsets from the lattice
+        end = (1.013 + 0.197 * k, 5.057 + 0.0047 * k)
+        node = lat.index(0, 30, int(round((end[0] - lat.x0) / 0.2)))
+        route = NetRoute([Connection(np.array([node], np.int64),
+                                     [Stub(0, (end, tuple(map(float, lat.node_xy(node)))), np.zeros(0, np.int64))])])
+        occ.footprint(route, lambda size: radii)
+        free = np.ones(lat.size, bool)
+        free[route.cover_track] = False
+        free = free.reshape(lat.rows, lat.cols)
+        rr, cc = np.mgrid[0:lat.rows, 0:lat.cols]
+        for dr, dc in ((0, 1), (1, 0)):
+            both = free[:lat.rows - dr, :lat.cols - dc] & free[dr:, dc:]
+            r, c = rr[:lat.rows - dr, :lat.cols - dc][both], cc[:lat.rows - dr, :lat.cols - dc][both]
+            steps = shapely.linestrings(np.stack([np.stack(lat.xy(r, c), 1),
+                                                  np.stack(lat.xy(r + dr, c + dc), 1)], 1))
+            stub = shapely.LineString(route.connections[0].stubs[0].points)
+            worst = min(worst, shapely.distance(steps, stub).min())
+    assert worst >= NARROW.track_width + NARROW.clearance - 1e-9, worst

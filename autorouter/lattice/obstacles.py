@@ -135,6 +135,8 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
     owners = np.array(stamps.owners, dtype=np.int64)
     on_via = np.array([layers is None for layers in stamps.layers], dtype=bool)
     shape, node = nodes_inside(lattice, grown)
+    cut_shape, cut_node = chord_cuts(stamps, grown, lattice)
+    shape, node = np.concatenate([shape, cut_shape]), np.concatenate([node, cut_node])
     # a track stamp's nodes on each of its layers: flat (layer * plane + node)
     n_layers = np.array([0 if layers is None else len(layers) for layers in stamps.layers], dtype=np.int64)
     layer_list = np.array([l for layers in stamps.layers if layers is not None for l in layers], dtype=np.int64)
@@ -159,6 +161,36 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
         entries = per_layer[l]
         profile.stub_trees[l] = (STRtree(grown[entries]), owners[entries])
     return profile
+
+
+STEPS = np.array([(0, 1), (1, 0), (0, -1), (-1, 0)], dtype=np.int64)     # a track's moves in the plane: (row, col)
+
+
+def chord_cuts(stamps: Stamps, grown: np.ndarray, lattice: Lattice) -> tuple[np.ndarray, np.ndarray]:
+    """(track stamp, node) pairs that stamp also blocks: one end of each step between two nodes outside its grown
+    shape that still comes within the grown distance d of the shape. A step is a chord one pitch long, so it can
+    cut across a curve or a corner nearer than both its ends, by up to a chord's sagitta; then one of its ends lies
+    within sqrt(d^2 + (pitch / 2)^2) of the shape, so only the nodes of that thin band are tested, each step exactly
+    against the shape. The end nearer the shape is blocked, so that the step goes and its other end stays free."""
+    track = np.flatnonzero([layers is not None for layers in stamps.layers])
+    if not track.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    d = np.asarray(stamps.distances, dtype=np.float64)[track]
+    shapes = np.asarray(stamps.geoms, dtype=object)[track]
+    band = shapely.difference(grow_all(shapes, np.hypot(d, lattice.pitch / 2)), grown[track])
+    k, node = nodes_inside(lattice, band)
+    row, col = np.divmod(node, lattice.cols)
+    near = shapely.distance(shapely.points(*lattice.xy(row, col)), shapes[k])
+    blocked = np.zeros(k.size, dtype=bool)
+    for dr, dc in STEPS:
+        r2, c2 = row + dr, col + dc
+        inside = (r2 >= 0) & (r2 < lattice.rows) & (c2 >= 0) & (c2 < lattice.cols)
+        m = np.flatnonzero(inside & ~blocked)
+        ends = np.stack([np.stack(lattice.xy(row[m], col[m]), 1), np.stack(lattice.xy(r2[m], c2[m]), 1)], 1)
+        other = shapely.distance(shapely.points(ends[:, 1]), shapes[k[m]])
+        cuts = (shapely.distance(shapely.linestrings(ends), shapes[k[m]]) < d[k[m]]) & (other >= d[k[m]])
+        blocked[m[cuts & (near[m] <= other)]] = True
+    return track[k[blocked]], node[blocked]
 
 
 def block_outside(owner: np.ndarray, lattice: Lattice, allowed: BaseGeometry) -> None:

@@ -182,9 +182,13 @@ class Occupancy:
                       spread(lat, None, srow, scol, self.disc(r.via_track), all_layers)]
             via += [spread(lat, None, row, col, self.disc(r.track_via)),
                     spread(lat, None, srow, scol, self.disc(r.via_via))]
+            # a stub leaves the lattice: another net's step between two nodes outside its cover can still pass
+            # nearer one of its off-lattice ends, by the sagitta of a pitch-long chord (between lattice tracks and
+            # vias the nearest points are always nodes)
+            chord = float(np.hypot(r.track_track, lat.pitch / 2))
             for stub in (s for c in conns for s in c.stubs):
                 for a, b in zip(stub.points, stub.points[1:]):
-                    track.append(self.stub_cover(stub.layer, a, b, r.track_track))
+                    track.append(self.stub_cover(stub.layer, a, b, chord))
                     via.append(self.stub_cover(None, a, b, r.track_via))
                 track.append(stub.blocks)
         route.cover_track = union(track, lat.size) if track else np.zeros(0, np.int64)
