@@ -2,6 +2,7 @@
 import math
 
 import pytest
+from shapely.geometry import box
 
 from autorouter.board import BoardError, load_board
 from autorouter.board.geometry import rotate_xy
@@ -102,6 +103,26 @@ def test_dimensions_are_skipped_not_refused(tmp_path):
     path = outline_board(tmp_path, 0, f'{dim}(footprint "X" (layer "F.Cu") (at 5 5) {dim})')   # kiutils refuses both
     board = load_board(path)
     assert board.outline.area == pytest.approx(100)
+
+
+# copper and mask text whose justification puts it to one side of its anchor, with KiCad 9's bounding box of it
+# (pcbnew's GetBoundingBox, in board coordinates): the text of the tildagon board, moved to this board's corner
+JUSTIFIED_TEXT = [
+    ('"ELECTRO\\nMAGNETIC\\nFELINES" (at 12.5 9) (layer "{layer}") (effects (font (size 1.5 1.5) (thickness 0.3) '
+     'bold) (justify right bottom))', (1.114285, 1.770168, 12.5, 9.408)),
+    ('"204" (at 1 2 0) (layer "{layer}") (effects (font (size 2 2) (thickness 0.3)) (justify left top))',
+     (1.0, 1.507, 7.214286, 4.9)),
+]
+
+
+@pytest.mark.parametrize("text, kicad_box", JUSTIFIED_TEXT)
+@pytest.mark.parametrize("layer", ["F.Cu", "F.Mask"])
+def test_justified_text_is_covered_where_kicad_draws_it(tmp_path, text, kicad_box, layer):
+    """Text justified left, right, top or bottom lies to that side of its anchor: the copper (or the mask opening)
+    we keep other nets from must cover all of it, lines below or above the first included."""
+    board = load_board(outline_board(tmp_path, 0, f"(gr_text {text.format(layer=layer)})"))
+    shapes = [g.outline for g in board.graphics] + [o.outline for o in board.mask_openings]
+    assert len(shapes) == 1 and shapes[0].contains(box(*kicad_box).buffer(-0.01))
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -258,8 +258,9 @@ def outline_shape(item: list, frame: Frame, edge: bool):
 
 
 def text_box(item: list, frame: Frame):
-    """A generous rectangle around copper text (KiCad's stroke font, measured against KiCad's DRC: glyphs reach
-    about 1.1 heights from the anchor line, and advance at most 1.2 widths per character)."""
+    """A generous rectangle around copper text (KiCad's stroke font, measured against KiCad's DRC and its bounding
+    boxes: glyphs reach about 1.1 heights from the anchor line, lines are 1.62 heights apart, and characters advance
+    at most 1.2 widths), on the side of its anchor that its justification names."""
     effects = node(item, "effects")
     if flag(item, "hide") or flag(effects, "hide"):
         return None
@@ -270,10 +271,13 @@ def text_box(item: list, frame: Frame):
     thick = number(font, "thickness", 0.15 * fh)
     lines = text.split("\\n") if "\\n" in text else text.split("\n")
     w = max(len(l) for l in lines) * fw * 1.2 + thick
-    h = len(lines) * fh * 2.4 + thick
+    h = (len(lines) - 1) * fh * 1.62 + fh * 2.4 + thick
     justify = atoms(node(effects, "justify"))
-    # justified text extends to one side of its anchor: cover both sides
-    width = 2 * w if "left" in justify or "right" in justify else w
+    x0, x1 = (0.0, w) if "left" in justify else (-w, 0.0) if "right" in justify else (-w / 2, w / 2)
+    if "mirror" in justify:
+        x0, x1 = -x1, -x0
+    y0, y1 = (0.0, h) if "top" in justify else (-h, 0.0) if "bottom" in justify else (-h / 2, h / 2)
+    pad = fh * 0.3 + thick         # round the anchor: strokes stand out of the line they start on
     x, y, angle = position(item)
     cx, cy = frame.place((x, y))
-    return geo.place(box(-width / 2, -h / 2, width / 2, h / 2), cx, cy, angle)
+    return geo.place(box(x0 - pad, y0 - pad, x1 + pad, y1 + pad), cx, cy, angle)
