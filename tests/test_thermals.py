@@ -40,11 +40,15 @@ def starved_pads(board, rules, tracks):
             if r.starved}
 
 
-def kicad_starved(path) -> int:
+def judge_module():
     spec = importlib.util.spec_from_file_location("kicad_judge", JUDGE / "kicad_judge.py")
     judge = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(judge)
-    return judge.drc(str(path), refill=True)["violations_by_type"].get("starved_thermal", 0)
+    return judge
+
+
+def kicad_starved(path) -> int:
+    return judge_module().drc(str(path), refill=True)["violations_by_type"].get("starved_thermal", 0)
 
 
 def test_cut_spokes_starve_the_relief_and_a_stub_feeds_it(tmp_path):
@@ -72,3 +76,16 @@ def test_a_square_oval_pad_has_spokes_at_90_degrees_as_kicad_gives_it(tmp_path):
     pad = next(p for p in board.pads if p.name == "J1.3")
     ends = [end for piece in predict(board, rules) for i, _, end in piece.spokes if board.pads[i] is pad]
     assert ends and all(abs(e.x - pad.x) < 1e-6 or abs(e.y - pad.y) < 1e-6 for e in ends)
+
+
+def test_a_neck_of_fill_past_a_zone_of_higher_priority_keeps_that_zones_clearance(tmp_path):
+    """KiCad knocks a zone out of another net's zone of higher priority by the larger of their two clearances: the
+    neck that joins the two GND pads is then too thin to fill, and they are left for routing to join."""
+    path = g.write(g.zone_neck(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    pieces = [sorted(board.pads[i].name for i in piece.pads) for piece in predict(board, rules)
+              if board.net_name(piece.net) == "GND"]
+    assert sorted(pieces) == [["J1.1"], ["J2.1"]]
+    if kicad_available() and JUDGE.is_dir():
+        assert judge_module().drc(str(path), refill=True)["unconnected"] == 1

@@ -175,7 +175,8 @@ def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) 
     for j in copper.zones_near(area):
         other = board.zones[j]
         if other.net != zone.net and layer in other.layers and other.priority > zone.priority:
-            cuts.append(grow(other.outline, zone.clearance + MARGIN))
+            # the larger of the two zones' clearances, as between any two items of different nets
+            cuts.append(grow(other.outline, max(zone.clearance, other.clearance) + MARGIN))
     blocked = shapely.union_all(cuts) if cuts else Polygon()
     fill = area.difference(shapely.union_all([blocked] + rings))
     half = zone.min_thickness / 2
