@@ -125,6 +125,17 @@ def test_justified_text_is_covered_where_kicad_draws_it(tmp_path, text, kicad_bo
     assert len(shapes) == 1 and shapes[0].contains(box(*kicad_box).buffer(-0.01))
 
 
+def test_a_footprints_text_that_names_its_reference_is_as_long_as_the_reference(tmp_path):
+    """KiCad draws '${REFERENCE}' as the footprint's reference: a mask opening twelve characters wide round a
+    three-character name would wall in the pads of a small part (dxwifi's 0402s)."""
+    text = '(fp_text user "${REFERENCE}" (at 0 0) (layer "F.Mask") (effects (font (size 1 1) (thickness 0.15))))'
+    board = load_board(outline_board(tmp_path, 0, f'(footprint "X" (layer "F.Cu") (at 5 5) '
+                                                  f'(property "Reference" "R12" (at 0 -3) (layer "F.SilkS")) {text})'))
+    [opening] = board.mask_openings
+    kicad_box = box(3.422619, 4.15175, 6.577381, 5.84825)            # KiCad 9's bounding box of "R12" there
+    assert opening.outline.contains(kicad_box) and opening.outline.area < 4 * kicad_box.area
+
+
 @pytest.mark.parametrize("extra, message", [
     ('(footprint "X" (layer "F.Cu") (at 5 5) (property "Value" "X" (at 0 0) (roundrect_rratio 0.25)))',
      "a (property ...) holds a (roundrect_rratio ...)"),

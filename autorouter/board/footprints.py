@@ -24,10 +24,11 @@ ZONE_CONNECTION = {0: "none", 1: "thermal", 2: "solid", 3: "thru_hole_only"}
 
 @dataclass(frozen=True)
 class Frame:
-    """Where a footprint's local drawing sits on the board."""
+    """Where a footprint's local drawing sits on the board, and the reference its texts may name."""
     x: float
     y: float
     angle: float
+    reference: str = ""
 
     def place(self, p: tuple[float, float]) -> tuple[float, float]:
         dx, dy = geo.rotate_xy(p[0], p[1], self.angle)
@@ -84,8 +85,8 @@ MASKS = {"F.Mask": "F.Cu", "B.Mask": "B.Cu"}
 
 def read_footprint(fp: list, copper, nets: NetTable, board_mask: float, pads: list, graphics: list, edges: list,
                    openings: list, warnings: list, version: int) -> None:
-    frame = Frame(*position(fp))
     ref = reference(fp)
+    frame = Frame(*position(fp), ref)
     defaults = {"mask": number(fp, "solder_mask_margin"), "clearance": number(fp, "clearance"),
                 "zone_connect": number(fp, "zone_connect"), "thermal_width": number(fp, "thermal_width"),
                 "thermal_gap": number(fp, "thermal_gap")}
@@ -269,6 +270,8 @@ def text_box(item: list, frame: Frame):
     size = [float(v) for v in atoms(node(font, "size"))] or [1.0, 1.0]
     fh, fw = size[0], size[-1]
     thick = number(font, "thickness", 0.15 * fh)
+    if frame.reference:                 # KiCad draws the footprint's reference in its place
+        text = text.replace("${REFERENCE}", frame.reference)
     lines = text.split("\\n") if "\\n" in text else text.split("\n")
     w = max(len(l) for l in lines) * fw * 1.2 + thick
     h = (len(lines) - 1) * fh * 1.62 + fh * 2.4 + thick
