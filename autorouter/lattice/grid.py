@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 ON_EDGE = 1e-9      # in pitches: a node this near the edge of a box counts as inside it (rounding in the division)
+STEPS = np.array([(0, 1), (1, 0), (0, -1), (-1, 0)], dtype=np.int64)     # a track's moves in a plane: (row, col)
 
 
 @dataclass(frozen=True)

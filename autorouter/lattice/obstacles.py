@@ -19,7 +19,7 @@ from shapely.strtree import STRtree
 from ..board.geometry import circle, grow, grow_all
 from ..board.model import Board
 from ..board.rules import DesignRules, NetClassRules
-from .grid import Lattice
+from .grid import STEPS, Lattice
 from .raster import FREE, HARD, claim, nodes_inside
 
 
@@ -161,9 +161,6 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
         entries = per_layer[l]
         profile.stub_trees[l] = (STRtree(grown[entries]), owners[entries])
     return profile
-
-
-STEPS = np.array([(0, 1), (1, 0), (0, -1), (-1, 0)], dtype=np.int64)     # a track's moves in the plane: (row, col)
 
 
 def chord_cuts(stamps: Stamps, grown: np.ndarray, lattice: Lattice) -> tuple[np.ndarray, np.ndarray]:

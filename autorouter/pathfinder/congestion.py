@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import shapely
 
-from ..lattice.grid import Lattice, disc_offsets
+from ..lattice.grid import STEPS, Lattice, disc_offsets
 
 
 @dataclass
@@ -156,11 +157,11 @@ class Occupancy:
     def disc(self, radius: float) -> np.ndarray:
         return disc_offsets(radius, self.lattice.pitch)
 
-    def stub_cover(self, layer, a, b, radius: float) -> np.ndarray:
+    def stub_cover(self, layer, a, b, radius: float, steps: bool = False) -> np.ndarray:
         """near_segment, remembered: the same pad stubs come back every time their nets are rerouted."""
-        key = (layer, a, b, radius)
+        key = (layer, a, b, radius, steps)
         if key not in self._stub_covers:
-            self._stub_covers[key] = near_segment(self.lattice, layer, a, b, radius)
+            self._stub_covers[key] = near_segment(self.lattice, layer, a, b, radius, steps)
         return self._stub_covers[key]
 
     def footprint(self, route: NetRoute, radii) -> None:
@@ -182,13 +183,9 @@ class Occupancy:
                       spread(lat, None, srow, scol, self.disc(r.via_track), all_layers)]
             via += [spread(lat, None, row, col, self.disc(r.track_via)),
                     spread(lat, None, srow, scol, self.disc(r.via_via))]
-            # a stub leaves the lattice: another net's step between two nodes outside its cover can still pass
-            # nearer one of its off-lattice ends, by the sagitta of a pitch-long chord (between lattice tracks and
-            # vias the nearest points are always nodes)
-            chord = float(np.hypot(r.track_track, lat.pitch / 2))
             for stub in (s for c in conns for s in c.stubs):
                 for a, b in zip(stub.points, stub.points[1:]):
-                    track.append(self.stub_cover(stub.layer, a, b, chord))
+                    track.append(self.stub_cover(stub.layer, a, b, r.track_track, steps=True))
                     via.append(self.stub_cover(None, a, b, r.track_via))
                 track.append(stub.blocks)
         route.cover_track = union(track, lat.size) if track else np.zeros(0, np.int64)
@@ -264,14 +261,37 @@ def spread(lat: Lattice, layer, row, col, offsets: np.ndarray, layers=None) -> n
     return flat
 
 
-def near_segment(lat: Lattice, layer, a, b, radius: float) -> np.ndarray:
-    """Nodes closer than radius to segment a-b: on `layer`, or flat (row, col) indices when layer is None."""
+def near_segment(lat: Lattice, layer, a, b, radius: float, steps: bool = False) -> np.ndarray:
+    """Nodes closer than radius to segment a-b: on `layer`, or flat (row, col) indices when layer is None. steps:
+    also the nearer end of each step between two nodes farther than radius that passes nearer (an off-lattice
+    stub's end or bend can lie beside a step's middle, by up to the sagitta of a pitch-long chord; then one end of
+    the step lies within sqrt(radius^2 + (pitch/2)^2) of it, so only those nodes are tested, each step exactly)."""
+    reach = float(np.hypot(radius, lat.pitch / 2)) if steps else radius
     (ax, ay), (bx, by) = a, b
-    rows, cols = lat.window(min(ax, bx) - radius, min(ay, by) - radius, max(ax, bx) + radius, max(ay, by) + radius)
+    rows, cols = lat.window(min(ax, bx) - reach, min(ay, by) - reach, max(ax, bx) + reach, max(ay, by) + reach)
     rr, cc = np.mgrid[rows, cols]
-    x, y = lat.xy(rr.ravel(), cc.ravel())
+    r, c = rr.ravel(), cc.ravel()
+    dist = segment_distance(lat, r, c, a, b)
+    inside = dist < radius
+    if steps:
+        band = np.flatnonzero((dist >= radius) & (dist < reach))
+        stub = shapely.LineString([a, b])
+        for dr, dc in STEPS:
+            r2, c2 = r[band] + dr, c[band] + dc
+            m = (r2 >= 0) & (r2 < lat.rows) & (c2 >= 0) & (c2 < lat.cols)
+            k, r2, c2 = band[m], r2[m], c2[m]
+            other = segment_distance(lat, r2, c2, a, b)
+            ends = np.stack([np.stack(lat.xy(r[k], c[k]), 1), np.stack(lat.xy(r2, c2), 1)], 1)
+            cuts = (shapely.distance(shapely.linestrings(ends), stub) < radius) & (other >= radius)
+            inside[k[cuts & (dist[k] <= other)]] = True
+    flat = r[inside] * lat.cols + c[inside]
+    return flat if layer is None else layer * lat.plane + flat
+
+
+def segment_distance(lat: Lattice, rows, cols, a, b) -> np.ndarray:
+    """Distance (mm) from the nodes (rows, cols) of the plane to segment a-b."""
+    x, y = lat.xy(rows, cols)
+    (ax, ay), (bx, by) = a, b
     dx, dy = bx - ax, by - ay
     t = np.clip(((x - ax) * dx + (y - ay) * dy) / max(dx * dx + dy * dy, 1e-12), 0, 1)
-    inside = np.hypot(x - (ax + t * dx), y - (ay + t * dy)) < radius
-    flat = rr.ravel()[inside] * lat.cols + cc.ravel()[inside]
-    return flat if layer is None else layer * lat.plane + flat
+    return np.hypot(x - (ax + t * dx), y - (ay + t * dy))
