@@ -259,9 +259,10 @@ def outline_shape(item: list, frame: Frame, edge: bool):
 
 
 def text_box(item: list, frame: Frame):
-    """A generous rectangle around copper text (KiCad's stroke font, measured against KiCad's DRC and its bounding
-    boxes: glyphs reach about 1.1 heights from the anchor line, lines are 1.62 heights apart, and characters advance
-    at most 1.2 widths), on the side of its anchor that its justification names."""
+    """A generous rectangle around copper text, on the side of its anchor that its justification names. KiCad's
+    stroke font, measured on KiCad 9's bounding boxes of the 10,218 upright texts of the 63 real boards: a line of n
+    characters is at most 0.74 + 1.05 n widths long (plus the stroke), a line reaches about 1.1 heights from its
+    anchor line, and lines are 1.62 heights apart."""
     effects = node(item, "effects")
     if flag(item, "hide") or flag(effects, "hide"):
         return None
@@ -273,7 +274,7 @@ def text_box(item: list, frame: Frame):
     if frame.reference:                 # KiCad draws the footprint's reference in its place
         text = text.replace("${REFERENCE}", frame.reference)
     lines = text.split("\\n") if "\\n" in text else text.split("\n")
-    w = max(len(l) for l in lines) * fw * 1.2 + thick
+    w = (0.75 + 1.05 * max(len(l) for l in lines)) * fw + thick
     h = (len(lines) - 1) * fh * 1.62 + fh * 2.4 + thick
     justify = atoms(node(effects, "justify"))
     x0, x1 = (0.0, w) if "left" in justify else (-w, 0.0) if "right" in justify else (-w / 2, w / 2)
