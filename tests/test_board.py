@@ -105,6 +105,9 @@ def test_dimensions_are_skipped_not_refused(tmp_path):
     assert board.outline.area == pytest.approx(100)
 
 
+# lpddr4's board title, moved to (1, 5): the edge of its R9.1 lies 18.725 mm to the right of the anchor
+LPDDR4_TITLE = ('"LPDDR4 Testbed\\nRev. 1.2.0  12/2022" (at 1 5) (layer "{layer}") '
+                '(effects (font (size 0.85 0.85) (thickness 0.18)) (justify left))')
 # copper and mask text whose justification puts it to one side of its anchor, with KiCad 9's bounding box of it
 # (pcbnew's GetBoundingBox, in board coordinates): the text of the tildagon board, moved to this board's corner
 JUSTIFIED_TEXT = [
@@ -112,6 +115,7 @@ JUSTIFIED_TEXT = [
      'bold) (justify right bottom))', (1.114285, 1.770168, 12.5, 9.408)),
     ('"204" (at 1 2 0) (layer "{layer}") (effects (font (size 2 2) (thickness 0.3)) (justify left top))',
      (1.0, 1.507, 7.214286, 4.9)),
+    (LPDDR4_TITLE, (1.0, 3.502624, 14.929525, 6.497376)),
 ]
 
 
@@ -123,6 +127,14 @@ def test_justified_text_is_covered_where_kicad_draws_it(tmp_path, text, kicad_bo
     board = load_board(outline_board(tmp_path, 0, f"(gr_text {text.format(layer=layer)})"))
     shapes = [g.outline for g in board.graphics] + [o.outline for o in board.mask_openings]
     assert len(shapes) == 1 and shapes[0].contains(box(*kicad_box).buffer(-0.01))
+
+
+def test_a_line_of_text_ends_near_its_last_glyph(tmp_path):
+    """Lpddr4's title (19 characters at 0.85 mm, 13.9 mm long as KiCad draws it) walled in the pad beside its end,
+    18.7 mm from the anchor, when each character counted 1.2 widths; the pad's stub, a 0.1 mm track at 0.1 mm
+    clearance, must get past it."""
+    board = load_board(outline_board(tmp_path, 0, f"(gr_text {LPDDR4_TITLE.format(layer='F.Cu')})"))
+    assert board.graphics[0].outline.bounds[2] + 0.1 + 0.05 < 1 + 18.725
 
 
 def test_a_footprints_text_that_names_its_reference_is_as_long_as_the_reference(tmp_path):
