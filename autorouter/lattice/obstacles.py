@@ -19,8 +19,8 @@ from shapely.strtree import STRtree
 from ..board.geometry import circle, grow, grow_all
 from ..board.model import Board
 from ..board.rules import DesignRules, NetClassRules
-from .grid import STEPS, Lattice
-from .raster import FREE, HARD, claim, nodes_inside
+from .grid import Lattice
+from .raster import FREE, HARD, chord_ends, claim, nodes_inside
 
 
 @dataclass
@@ -164,11 +164,8 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
 
 
 def chord_cuts(stamps: Stamps, grown: np.ndarray, lattice: Lattice) -> tuple[np.ndarray, np.ndarray]:
-    """(track stamp, node) pairs that stamp also blocks: one end of each step between two nodes outside its grown
-    shape that still comes within the grown distance d of the shape. A step is a chord one pitch long, so it can
-    cut across a curve or a corner nearer than both its ends, by up to a chord's sagitta; then one of its ends lies
-    within sqrt(d^2 + (pitch / 2)^2) of the shape, so only the nodes of that thin band are tested, each step exactly
-    against the shape. The end nearer the shape is blocked, so that the step goes and its other end stays free."""
+    """(track stamp, node) pairs that stamp also blocks: chord_ends of the nodes just outside its grown shape (a
+    step between two of them can pass the shape nearer than its grown distance d)."""
     track = np.flatnonzero([layers is not None for layers in stamps.layers])
     if not track.size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -176,17 +173,7 @@ def chord_cuts(stamps: Stamps, grown: np.ndarray, lattice: Lattice) -> tuple[np.
     shapes = np.asarray(stamps.geoms, dtype=object)[track]
     band = shapely.difference(grow_all(shapes, np.hypot(d, lattice.pitch / 2)), grown[track])
     k, node = nodes_inside(lattice, band)
-    row, col = np.divmod(node, lattice.cols)
-    near = shapely.distance(shapely.points(*lattice.xy(row, col)), shapes[k])
-    blocked = np.zeros(k.size, dtype=bool)
-    for dr, dc in STEPS:
-        r2, c2 = row + dr, col + dc
-        inside = (r2 >= 0) & (r2 < lattice.rows) & (c2 >= 0) & (c2 < lattice.cols)
-        m = np.flatnonzero(inside & ~blocked)
-        ends = np.stack([np.stack(lattice.xy(row[m], col[m]), 1), np.stack(lattice.xy(r2[m], c2[m]), 1)], 1)
-        other = shapely.distance(shapely.points(ends[:, 1]), shapes[k[m]])
-        cuts = (shapely.distance(shapely.linestrings(ends), shapes[k[m]]) < d[k[m]]) & (other >= d[k[m]])
-        blocked[m[cuts & (near[m] <= other)]] = True
+    blocked = chord_ends(lattice, *np.divmod(node, lattice.cols), shapes[k], d[k])
     return track[k[blocked]], node[blocked]
 
 

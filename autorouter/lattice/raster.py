@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import shapely
 
-from .grid import Lattice
+from .grid import STEPS, Lattice
 
 FREE, HARD = -1, -2
 PAIRS_PER_CALL = 1 << 22     # (shape, node) pairs tested per call of contains_xy: bounds the memory (some 100 MB)
@@ -65,3 +65,22 @@ def claim(owner: np.ndarray, nodes: np.ndarray, who: np.ndarray) -> None:
     np.maximum.at(high, nodes, who)
     held = low != big
     flat[held] = np.where(low[held] == high[held], low[held], HARD)
+
+
+def chord_ends(lattice: Lattice, rows: np.ndarray, cols: np.ndarray, shapes: np.ndarray,
+               reach: np.ndarray) -> np.ndarray:
+    """Which of the nodes (rows[i], cols[i]), each at least reach[i] from shapes[i], must be blocked too so that no
+    step between two free nodes passes nearer than reach[i] to shapes[i]. A step is a chord one pitch long: it can
+    cut across a curve or a corner nearer than both its ends, by up to a chord's sagitta. Of each such step the end
+    nearer the shape is blocked, so that the step goes and its other end stays free. Callers pass the nodes within
+    sqrt(reach^2 + (pitch/2)^2) of the shape: no other node can end such a step."""
+    near = shapely.distance(shapely.points(*lattice.xy(rows, cols)), shapes)
+    blocked = np.zeros(rows.size, dtype=bool)
+    for dr, dc in STEPS:
+        r2, c2 = rows + dr, cols + dc
+        m = np.flatnonzero((r2 >= 0) & (r2 < lattice.rows) & (c2 >= 0) & (c2 < lattice.cols) & ~blocked)
+        ends = np.stack([np.stack(lattice.xy(rows[m], cols[m]), 1), np.stack(lattice.xy(r2[m], c2[m]), 1)], 1)
+        other = shapely.distance(shapely.points(ends[:, 1]), shapes[m])
+        cuts = (shapely.distance(shapely.linestrings(ends), shapes[m]) < reach[m]) & (other >= reach[m])
+        blocked[m[cuts & (near[m] <= other)]] = True
+    return blocked

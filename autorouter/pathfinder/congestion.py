@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import shapely
 
-from ..lattice.grid import STEPS, Lattice, disc_offsets
+from ..lattice.grid import Lattice, disc_offsets
+from ..lattice.raster import chord_ends
 
 
 @dataclass
@@ -263,9 +264,8 @@ def spread(lat: Lattice, layer, row, col, offsets: np.ndarray, layers=None) -> n
 
 def near_segment(lat: Lattice, layer, a, b, radius: float, steps: bool = False) -> np.ndarray:
     """Nodes closer than radius to segment a-b: on `layer`, or flat (row, col) indices when layer is None. steps:
-    also the nearer end of each step between two nodes farther than radius that passes nearer (an off-lattice
-    stub's end or bend can lie beside a step's middle, by up to the sagitta of a pitch-long chord; then one end of
-    the step lies within sqrt(radius^2 + (pitch/2)^2) of it, so only those nodes are tested, each step exactly)."""
+    also their chord_ends (a step between two nodes farther than radius can pass an off-lattice stub end or bend
+    nearer)."""
     reach = float(np.hypot(radius, lat.pitch / 2)) if steps else radius
     (ax, ay), (bx, by) = a, b
     rows, cols = lat.window(min(ax, bx) - reach, min(ay, by) - reach, max(ax, bx) + reach, max(ay, by) + reach)
@@ -275,15 +275,8 @@ def near_segment(lat: Lattice, layer, a, b, radius: float, steps: bool = False) 
     inside = dist < radius
     if steps:
         band = np.flatnonzero((dist >= radius) & (dist < reach))
-        stub = shapely.LineString([a, b])
-        for dr, dc in STEPS:
-            r2, c2 = r[band] + dr, c[band] + dc
-            m = (r2 >= 0) & (r2 < lat.rows) & (c2 >= 0) & (c2 < lat.cols)
-            k, r2, c2 = band[m], r2[m], c2[m]
-            other = segment_distance(lat, r2, c2, a, b)
-            ends = np.stack([np.stack(lat.xy(r[k], c[k]), 1), np.stack(lat.xy(r2, c2), 1)], 1)
-            cuts = (shapely.distance(shapely.linestrings(ends), stub) < radius) & (other >= radius)
-            inside[k[cuts & (dist[k] <= other)]] = True
+        stub = np.full(band.size, shapely.LineString([a, b]), dtype=object)
+        inside[band[chord_ends(lat, r[band], c[band], stub, np.full(band.size, radius))]] = True
     flat = r[inside] * lat.cols + c[inside]
     return flat if layer is None else layer * lat.plane + flat
 
