@@ -97,6 +97,16 @@ def test_an_outline_open_by_a_micrometre_is_closed_as_kicad_does(tmp_path):
         load_board(outline_board(tmp_path, 0.5))
 
 
+def test_kicad_9s_teardrop_filter_ratio_without_its_parenthesis_loads_as_in_kicad(tmp_path):
+    """KiCad 9 writes a pad's teardrop settings as "(curved_edges no)filter_ratio 0.9)" (its RoyalBlue54L-Feather
+    demo holds 349 of them) and reads them back; so do we, and the pad is there."""
+    teardrops = ('(teardrops (best_length_ratio 0.5) (max_length 1) (best_width_ratio 1) (max_width 2) '
+                 '(curved_edges no)filter_ratio 0.9) (enabled yes) (allow_two_segments yes))')
+    pad = f'(pad "1" smd rect (at 0 0) (size 1 1) (layers "F.Cu") {teardrops})'
+    board = load_board(outline_board(tmp_path, 0, f'(footprint "X" (layer "F.Cu") (at 5 5) {pad})'))
+    assert [p.number for p in board.pads] == ["1"]
+
+
 def test_dimensions_are_skipped_not_refused(tmp_path):
     dim = ('(dimension (type aligned) (layer "Cmts.User") (pts (xy 0 0) (xy 10 0)) (height 2) '
            '(gr_text "10 mm" (at 5 -2 0) (layer "Cmts.User")))')

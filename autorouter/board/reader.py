@@ -22,7 +22,7 @@ from .footprints import Frame, NetTable, drawing, expand_layers, read_footprint
 from .model import Board, Keepout, MaskOpening, Track, Via, Zone
 from .tree import Malformed, atoms, node, nodes, number, point, points, position, word
 from .validate import BoardError, check_numbers, check_structure, check_text
-from .versions import SUPPORTED
+from .versions import SUPPORTED, mend_writer_typos
 
 
 def read_text(path: str | Path) -> str:
@@ -88,7 +88,7 @@ def without_dimensions(text: str) -> str:
 
 def load_board(path: str | Path) -> Board:
     """Read and validate a board; raise BoardError with one line on any problem."""
-    text = read_text(path)
+    text = mend_writer_typos(read_text(path))
     version = file_version(text, path)
     check_text(text, path)
     try:

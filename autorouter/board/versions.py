@@ -1,6 +1,8 @@
 """What differs between KiCad's board file versions, in one place. A board's `(version N)` is a date, YYYYMMDD."""
 from __future__ import annotations
 
+import re
+
 OLDEST = 20211014              # KiCad 6.0: the oldest format read
 NEWEST = 20269999              # KiCad 10.x: the newest format read
 SUPPORTED = "KiCad 6, 7, 8, 9 and 10 boards (file versions 20211014 .. 2026xxxx)"
@@ -25,3 +27,13 @@ def default_spoke_angle(shape: str, anchor: str, version: int) -> float:
     if shape == "circle" or shape == "custom" and anchor == "circle" and version >= ROUND_ANCHOR_SPOKES_SINCE:
         return 45.0
     return 90.0
+
+
+# KiCad 9's writer leaves out the '(' of a pad's teardrop filter ratio, "(curved_edges no)filter_ratio 0.9)", as in
+# its own RoyalBlue54L-Feather demo; its reader takes a keyword there without its '(', so such boards load in KiCad.
+TEARDROP_FILTER_TYPO = re.compile(r"(\(curved_edges\s+\w+\s*\))(\s*)(filter_ratio\s)")
+
+
+def mend_writer_typos(text: str) -> str:
+    """The text to parse, with the slips of KiCad's own writers mended as its reader reads them."""
+    return TEARDROP_FILTER_TYPO.sub(r"\1\2(\3", text) if "curved_edges" in text else text
