@@ -63,8 +63,8 @@ class AnyEngine:
         from autorouter.search.cpu import CpuEngine
         self.inner = CpuEngine(64)
 
-    def search(self, requests, keep_dist=False):
-        return self.inner.search(requests, keep_dist)
+    def search(self, requests, keep_dist=False, should_stop=None):
+        return self.inner.search(requests, keep_dist, should_stop)
 
     @property
     def name(self):

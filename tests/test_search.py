@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from autorouter.search import BLOCKED, ArrayCosts, RoiRequest
+from autorouter.search import BLOCKED, ArrayCosts, RoiRequest, SearchStopped
 from autorouter.search.cpu import CpuEngine
 from search_cases import blocked_source_requests, random_request, reference
 
@@ -119,3 +119,19 @@ def test_blocked_sources_exact_against_dijkstra(method):
             continue
         assert res.cost == totals.min() and path_cost(req, res.path) == res.cost
         assert req.source_cost[list(req.sources).index(res.path[0])] < BLOCKED
+
+
+@pytest.mark.parametrize("method", ["sweep", "near_far"])
+def test_a_cpu_search_gives_up_between_rounds_when_told_to_stop(method):
+    """A batch of a large board's ROIs takes the CPU a second: Ctrl-C must not wait for it (the GPU's take ms)."""
+    req = random_request(np.random.default_rng(3), (2, 40, 40), blocked=0.2)
+    calls = []
+
+    def should_stop():
+        calls.append(1)
+        return "interrupted (SIGINT)" if len(calls) > 1 else ""
+
+    with pytest.raises(SearchStopped, match="SIGINT"):
+        CpuEngine(64, method).search([req], should_stop=should_stop)
+    engine = CpuEngine(64, method)
+    assert engine.search([req], should_stop=lambda: "")[0].cost == engine.search([req])[0].cost

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..search import BLOCKED, RoiRequest
+from ..search import BLOCKED, RoiRequest, SearchStopped
 from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii
 from .costs import CostSnapshot, node_penalty, stub_cost
 from .device_costs import prices_for
@@ -342,7 +342,13 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
     if not requests:
         return []
     t0 = time.perf_counter()
-    results = ctx.engine.search(requests)
+    try:
+        results = ctx.engine.search(requests, should_stop=ctx.should_stop)
+    except SearchStopped as stop:
+        ctx.search_seconds += time.perf_counter() - t0
+        for g in ready:
+            g.route.failed.append(f"{stop}: stopped before reaching it")
+        return []
     ctx.search_seconds += time.perf_counter() - t0
     ctx.launches += 1
     ctx.rois += len(requests)

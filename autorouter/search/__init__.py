@@ -90,13 +90,19 @@ class EngineUnavailable(RuntimeError):
     """The engine asked for cannot run here; the message is one line for the user."""
 
 
+class SearchStopped(Exception):
+    """A search given up part-way because should_stop gave a reason (Ctrl-C, the time limit): the reason."""
+
+
 class SearchEngine(Protocol):
     """What the pathfinder sees of an engine: it never asks which one it has."""
     name: str          # for reports only: "cpu" or "gpu"
     xp: ModuleType     # the array module of the memory it searches in (numpy, or cupy): the stages that feed it may
                        # keep their work there (prices as a DeviceCostBuilder, a large net's spanning tree)
 
-    def search(self, requests: list[RoiRequest], keep_dist: bool = False) -> list[RoiResult]:
+    def search(self, requests: list[RoiRequest], keep_dist: bool = False, should_stop=None) -> list[RoiResult]:
+        """should_stop: a reason to give up now, or "", looked at between rounds where a search takes long (the CPU
+        engine's); raises SearchStopped with it."""
         ...
 
 

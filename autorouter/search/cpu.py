@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import RoiRequest, RoiResult
+from . import RoiRequest, RoiResult, SearchStopped
 from .constants import BLOCKED, NO_PARENT, UNREACHED
 from .sweep import canonical_parents, sweep_distances
 
@@ -31,22 +31,22 @@ class CpuEngine:
         self.delta = int(delta)
         self.method = method
 
-    def search(self, requests: list[RoiRequest], keep_dist: bool = False) -> list[RoiResult]:
+    def search(self, requests: list[RoiRequest], keep_dist: bool = False, should_stop=None) -> list[RoiResult]:
         if not requests:
             return []
         batch = FlatBatch(requests)
         if self.method == "near_far":
-            key, rounds = near_far(batch, self.delta)
+            key, rounds = near_far(batch, self.delta, should_stop)
         else:
-            key, rounds = swept_keys(batch)
+            key, rounds = swept_keys(batch, should_stop)
         return batch.results(key, rounds, keep_dist)
 
 
-def swept_keys(b: "FlatBatch") -> tuple[np.ndarray, int]:
+def swept_keys(b: "FlatBatch", should_stop=None) -> tuple[np.ndarray, int]:
     """The packed (distance, parent) keys of every ROI, by sweeps; rounds = the most sweeps any ROI took."""
     parts, rounds = [], 0
     for req in b.requests:
-        d, sweeps = sweep_distances(req)
+        d, sweeps = sweep_distances(req, should_stop)
         parent = canonical_parents(req, d)
         parts.append(np.where(d >= UNREACHED, KEY_NONE, (d << 32) | parent).ravel())
         rounds = max(rounds, sweeps)
@@ -104,7 +104,7 @@ def walk(key: np.ndarray, node: int, offset: int) -> np.ndarray:
     return np.array(path[::-1], dtype=np.int64)
 
 
-def near_far(b: FlatBatch, delta: int) -> tuple[np.ndarray, int]:
+def near_far(b: FlatBatch, delta: int, should_stop=None) -> tuple[np.ndarray, int]:
     key = np.full(b.size, KEY_NONE, dtype=np.int64)
     np.minimum.at(key, b.sources, (b.source_cost << 32) | NO_PARENT)
     frontier = np.zeros(b.size, dtype=bool)
@@ -117,6 +117,9 @@ def near_far(b: FlatBatch, delta: int) -> tuple[np.ndarray, int]:
         fidx = np.flatnonzero(frontier)
         if fidx.size == 0:
             return key, rounds
+        why = should_stop() if should_stop is not None else ""
+        if why:             # a batch of a large board's ROIs takes a second on the CPU: a stop should not wait
+            raise SearchStopped(why)
         fd, fr = key[fidx] >> 32, b.roi_of[fidx]
         is_near = fd < threshold[fr]
         has_near = np.bincount(fr[is_near], minlength=b.k) > 0

@@ -83,9 +83,10 @@ class GpuEngine:
         except Exception:
             return "CUDA device"
 
-    def search(self, requests: list[RoiRequest], keep_dist: bool = False) -> list[RoiResult]:
+    def search(self, requests: list[RoiRequest], keep_dist: bool = False, should_stop=None) -> list[RoiResult]:
         """Out of device memory, the batch is split in halves, and a single ROI that still does not fit goes to the
-        CPU engine; any other CUDA error sends this batch and every later one to the CPU. The routes are the same."""
+        CPU engine; any other CUDA error sends this batch and every later one to the CPU. The routes are the same.
+        A search on the device takes milliseconds: only one on the CPU looks at should_stop."""
         if not requests:
             return []
         import cupy
@@ -96,12 +97,13 @@ class GpuEngine:
                 if len(requests) > 1:
                     self.splits += 1
                     half = len(requests) // 2
-                    return self.search(requests[:half], keep_dist) + self.search(requests[half:], keep_dist)
+                    return (self.search(requests[:half], keep_dist, should_stop)
+                            + self.search(requests[half:], keep_dist, should_stop))
             except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as e:
                 self.fault = str(e).splitlines()[0] if str(e) else type(e).__name__
         from .cpu import CpuEngine
         self.on_cpu += len(requests)
-        return CpuEngine(self.delta, self.method).search(requests, keep_dist)
+        return CpuEngine(self.delta, self.method).search(requests, keep_dist, should_stop)
 
     def report(self) -> str | None:
         """One line for the user when the GPU could not do all the searching, else None."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import RoiRequest
+from . import RoiRequest, SearchStopped
 from .constants import BLOCKED, NO_PARENT, UNREACHED
 
 
@@ -45,8 +45,9 @@ def scan(d: np.ndarray, prefix: np.ndarray, axis: int, reverse: bool, out: np.nd
     return np.flip(out, axis) if reverse else out
 
 
-def sweep_distances(req: RoiRequest) -> tuple[np.ndarray, int]:
-    """Exact distances over the ROI (UNREACHED where none), and the number of sweeps taken."""
+def sweep_distances(req: RoiRequest, should_stop=None) -> tuple[np.ndarray, int]:
+    """Exact distances over the ROI (UNREACHED where none), and the number of sweeps taken. should_stop: looked at
+    after each sweep (one takes tens of milliseconds on a large ROI); a reason it gives raises SearchStopped."""
     d = np.full(req.shape, UNREACHED, dtype=np.int64)
     np.minimum.at(d.reshape(-1), req.sources, req.source_cost)
     scans = line_scans(req)
@@ -62,6 +63,9 @@ def sweep_distances(req: RoiRequest) -> tuple[np.ndarray, int]:
         sweeps += 1
         if np.array_equal(d, before):
             return d, sweeps
+        why = should_stop() if should_stop is not None else ""
+        if why:
+            raise SearchStopped(why)
 
 
 def canonical_parents(req: RoiRequest, d: np.ndarray) -> np.ndarray:
