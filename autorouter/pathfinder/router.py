@@ -345,11 +345,11 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
     try:
         results = ctx.engine.search(requests, should_stop=ctx.should_stop)
     except SearchStopped as stop:
-        ctx.search_seconds += time.perf_counter() - t0
         for g in ready:
             g.route.failed.append(f"{stop}: stopped before reaching it")
         return []
-    ctx.search_seconds += time.perf_counter() - t0
+    finally:
+        ctx.search_seconds += time.perf_counter() - t0
     ctx.launches += 1
     ctx.rois += len(requests)
     misses = []
