@@ -1,9 +1,13 @@
+import functools
+import importlib.util
 import os
 import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+import shapely
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -11,6 +15,26 @@ BOARDS = Path(os.environ.get("AUTOROUTER_TEST_BOARDS", SHARED / "boards"))  # th
 JUDGE = SHARED / "judge"
 DEMOS = Path("/usr/share/kicad/demos")
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+@functools.cache
+def judge():
+    """../shared/judge/kicad_judge.py as a module (strip, drc, bench), loaded once."""
+    spec = importlib.util.spec_from_file_location("kicad_judge", JUDGE / "kicad_judge.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def free_steps(lat, free):
+    """Every step of a track between two free nodes of one plane (free: a rows x cols mask), as line segments."""
+    rr, cc = np.mgrid[0:lat.rows, 0:lat.cols]
+    steps = []
+    for dr, dc in ((0, 1), (1, 0)):
+        both = free[:lat.rows - dr, :lat.cols - dc] & free[dr:, dc:]
+        r, c = rr[:lat.rows - dr, :lat.cols - dc][both], cc[:lat.rows - dr, :lat.cols - dc][both]
+        steps.append(shapely.linestrings(np.stack([np.stack(lat.xy(r, c), 1), np.stack(lat.xy(r + dr, c + dc), 1)], 1)))
+    return np.concatenate(steps)
 
 
 def kicad_available() -> bool:

@@ -3,21 +3,13 @@
 The assertions are KiCad's verdict: 0 missing connections, no DRC error that routing added, and the routed file equal
 to the input but for the added tracks and vias.
 """
-import importlib.util
 import subprocess
 import sys
 
 import pytest
 
 from autorouter.board import load_board
-from conftest import JUDGE, assert_only_routing_added, needs_judge, needs_kicad, needs_shared, shared_boards
-
-
-def judge():
-    spec = importlib.util.spec_from_file_location("kicad_judge", JUDGE / "kicad_judge.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from conftest import assert_only_routing_added, judge, needs_judge, needs_kicad, needs_shared, shared_boards
 
 
 def route(src, out, *extra):

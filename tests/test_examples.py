@@ -41,7 +41,7 @@ def test_example_routes_completely_and_cleanly(board, tmp_path):
     assert info["connections_routed"] == info["connections"] > 0 and info["drc_violations"] == 0
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and info["preview"] == str(picture)
     if kicad_available() and JUDGE.is_dir():          # KiCad's verdict too, where the judge is at hand
-        from test_end_to_end import judge
+        from conftest import judge
         j = judge()
         j.copy_project(str(src), str(out))
         verdict = j.drc(str(out))

@@ -1,6 +1,5 @@
 """The classes of failure that real boards showed, each on a small generated board: routed completely, clean under
 our DRC and, where KiCad is installed, under KiCad's (zones refilled first, as the user presses B)."""
-import importlib.util
 import json
 import math
 import subprocess
@@ -11,7 +10,7 @@ from shapely.geometry import box
 
 import generated as g
 from autorouter.board import load_board
-from conftest import JUDGE, kicad_available
+from conftest import JUDGE, judge, kicad_available
 
 BOARDS = {
     "keepout with a hole": (g.keepout_frame, {}),
@@ -40,10 +39,7 @@ def route(name, tmp_path, *options):
 
 
 def kicad_verdict(path):
-    spec = importlib.util.spec_from_file_location("kicad_judge", JUDGE / "kicad_judge.py")
-    judge = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(judge)
-    return judge.drc(str(path), refill=True)
+    return judge().drc(str(path), refill=True)
 
 
 @pytest.mark.parametrize("name", list(BOARDS))

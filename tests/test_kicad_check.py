@@ -1,6 +1,5 @@
 """KiCad's own verdict beside ours (`check --kicad`, `route --kicad-drc`): the same numbers as the judge's
 `drc BOARD --refill`, a one-line note where KiCad is missing or too slow, and the user's files left as they were."""
-import importlib.util
 import json
 import os
 import subprocess
@@ -11,7 +10,7 @@ import pytest
 
 import generated
 from autorouter.check import kicad
-from conftest import DEMOS, JUDGE, needs_kicad
+from conftest import DEMOS, JUDGE, judge, needs_kicad
 
 needs_judge = pytest.mark.skipif(not (JUDGE / "kicad_judge.py").exists(),
                                  reason="../shared/judge is not present: nothing to compare KiCad's numbers with")
@@ -21,13 +20,6 @@ KICAD_KEYS = ("unconnected", "violations", "violations_by_type")
 def run(*args, env=None):
     return subprocess.run([sys.executable, "-m", "autorouter", *map(str, args)], capture_output=True, text=True,
                           timeout=600, env=env)
-
-
-def judge():
-    spec = importlib.util.spec_from_file_location("kicad_judge", JUDGE / "kicad_judge.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def without_kicad_cli() -> dict:

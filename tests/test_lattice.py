@@ -8,6 +8,7 @@ from autorouter.board.model import Board, CopperGraphic, Net, Pad
 from autorouter.board.rules import DesignRules, NetClassRules
 from autorouter.lattice import FREE, HARD, build_obstacles, disc_offsets, make_lattice
 from autorouter.lattice.portals import pin_portals
+from conftest import free_steps
 
 RULES = DesignRules({"Default": NetClassRules("Default", 0.2, 0.2, 0.6, 0.3)}, {}, 0.5, 0.25, 0.0, "test")
 
@@ -107,11 +108,6 @@ def test_a_step_between_two_free_nodes_keeps_its_clearance():
     cls = RULES.classes["Default"]
     free = build_obstacles(b, RULES, lat, 0.0)[cls].track_owner[0] == FREE
     copper = shapely.union_all([p.outline for p in pads])
-    rr, cc = np.mgrid[0:lat.rows, 0:lat.cols]
-    for dr, dc in ((0, 1), (1, 0)):
-        both = free[:lat.rows - dr, :lat.cols - dc] & free[dr:, dc:]
-        r, c = rr[:lat.rows - dr, :lat.cols - dc][both], cc[:lat.rows - dr, :lat.cols - dc][both]
-        steps = shapely.linestrings(np.stack([np.stack(lat.xy(r, c), 1), np.stack(lat.xy(r + dr, c + dc), 1)], 1))
-        # the circles are polygons drawn outside the true curve, so measuring to them errs on the safe side
-        gap = shapely.distance(steps, copper)
-        assert gap.min() >= cls.clearance + cls.track_width / 2 - 1e-9, gap.min()
+    # the circles are polygons drawn outside the true curve, so measuring to them errs on the safe side
+    gap = shapely.distance(free_steps(lat, free), copper)
+    assert gap.min() >= cls.clearance + cls.track_width / 2 - 1e-9, gap.min()

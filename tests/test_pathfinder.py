@@ -4,6 +4,7 @@ import numpy as np
 from autorouter.board.rules import DesignRules, NetClassRules
 from autorouter.lattice.grid import make_lattice
 from autorouter.pathfinder.congestion import Stub, Connection, NetRoute, Occupancy, class_radii
+from conftest import free_steps
 
 NARROW = NetClassRules("Default", 0.2, 0.2, 0.6, 0.3)
 WIDE = NetClassRules("POWER", 0.6, 0.2, 0.8, 0.4)
@@ -136,13 +137,6 @@ def test_a_step_outside_a_stubs_cover_keeps_its_clearance_from_the_stub():
         occ.footprint(route, lambda size: radii)
         free = np.ones(lat.size, bool)
         free[route.cover_track] = False
-        free = free.reshape(lat.rows, lat.cols)
-        rr, cc = np.mgrid[0:lat.rows, 0:lat.cols]
-        for dr, dc in ((0, 1), (1, 0)):
-            both = free[:lat.rows - dr, :lat.cols - dc] & free[dr:, dc:]
-            r, c = rr[:lat.rows - dr, :lat.cols - dc][both], cc[:lat.rows - dr, :lat.cols - dc][both]
-            steps = shapely.linestrings(np.stack([np.stack(lat.xy(r, c), 1),
-                                                  np.stack(lat.xy(r + dr, c + dc), 1)], 1))
-            stub = shapely.LineString(route.connections[0].stubs[0].points)
-            worst = min(worst, shapely.distance(steps, stub).min())
+        stub = shapely.LineString(route.connections[0].stubs[0].points)
+        worst = min(worst, shapely.distance(free_steps(lat, free.reshape(lat.rows, lat.cols)), stub).min())
     assert worst >= NARROW.track_width + NARROW.clearance - 1e-9, worst

@@ -13,7 +13,7 @@ from autorouter.cli import main
 from autorouter.plugin_install import swig_plugin_dir
 from conftest import ROOT, needs_judge, needs_kicad
 from headless_display import needs_xvfb, xvfb
-from test_end_to_end import judge
+from conftest import judge
 
 KICAD_PYTHON = "/usr/bin/python3"          # the interpreter KiCad's pcbnew module is built for (Debian)
 sys.path.insert(0, str(ROOT / "plugins"))  # install this checkout's plugins (the editable install may be another's)

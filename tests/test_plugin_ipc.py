@@ -344,7 +344,7 @@ def drive_the_plugin(board: Path, plugin: Path, folder: Path) -> Path:
 @needs_xvfb
 @pytest.mark.kicad
 def test_plugin_routes_the_board_open_in_kicad(tmp_path):
-    from test_end_to_end import judge
+    from conftest import judge
     j = judge()
     _, src, _ = j.resolve("ecc83-pp", str(tmp_path))
     board = tmp_path / "board" / "ipc-plugin-test.kicad_pcb"

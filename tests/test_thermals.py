@@ -1,7 +1,5 @@
 """Thermal reliefs as KiCad 9 judges them: our DRC finds the spokes that new tracks starve, and the router's stub
 feeds them where a free direction leads into the fill; KiCad agrees on both boards."""
-import importlib.util
-
 import pytest
 
 import generated as g
@@ -11,7 +9,7 @@ from autorouter.board.rules import load_rules
 from autorouter.check import check
 from autorouter.config import RouterConfig
 from autorouter.zones import feed_starved, predict, reliefs, starved_keys
-from conftest import JUDGE, kicad_available
+from conftest import JUDGE, judge, kicad_available
 
 # Short S1 tracks across three of the four spokes of J1.1 (a 1.7 mm square GND pad at (6, 4) in a GND zone): only
 # the spoke upwards still reaches the fill. The diagonals are free.
@@ -40,15 +38,8 @@ def starved_pads(board, rules, tracks):
             if r.starved}
 
 
-def judge_module():
-    spec = importlib.util.spec_from_file_location("kicad_judge", JUDGE / "kicad_judge.py")
-    judge = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(judge)
-    return judge
-
-
 def kicad_starved(path) -> int:
-    return judge_module().drc(str(path), refill=True)["violations_by_type"].get("starved_thermal", 0)
+    return judge().drc(str(path), refill=True)["violations_by_type"].get("starved_thermal", 0)
 
 
 def test_cut_spokes_starve_the_relief_and_a_stub_feeds_it(tmp_path):
@@ -88,4 +79,4 @@ def test_a_neck_of_fill_past_a_zone_of_higher_priority_keeps_that_zones_clearanc
               if board.net_name(piece.net) == "GND"]
     assert sorted(pieces) == [["J1.1"], ["J2.1"]]
     if kicad_available() and JUDGE.is_dir():
-        assert judge_module().drc(str(path), refill=True)["unconnected"] == 1
+        assert judge().drc(str(path), refill=True)["unconnected"] == 1

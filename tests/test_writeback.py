@@ -9,17 +9,13 @@ from autorouter.lattice.grid import make_lattice
 from autorouter.board.model import Track, Via
 from autorouter.writeback import with_items, write_atomic
 from autorouter.writeback.tracks import corners
-from conftest import BOARDS, JUDGE, needs_judge, needs_shared
+from conftest import BOARDS, judge, needs_judge, needs_shared
 
 
 def judge_strip_text(text: str) -> str:
     """The judge's own strip (top-level segment/arc/via removed), applied to text."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("kicad_judge", JUDGE / "kicad_judge.py")
-    judge = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(judge)
     out, last = [], 0
-    for head, start, end in judge.top_level_items(text):
+    for head, start, end in judge().top_level_items(text):
         if head in {"segment", "arc", "via"}:
             line_start = text.rfind("\n", 0, start) + 1
             cut = line_start if text[line_start:start].strip() == "" else start
