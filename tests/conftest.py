@@ -1,4 +1,5 @@
 import functools
+import gzip
 import importlib.util
 import os
 import shutil
@@ -13,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 BOARDS = Path(os.environ.get("AUTOROUTER_TEST_BOARDS", SHARED / "boards"))  # the device gets a carried copy
 JUDGE = SHARED / "judge"
+CORPUS = SHARED / "corpus" / "boards"
 DEMOS = Path("/usr/share/kicad/demos")
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -37,6 +39,19 @@ def free_steps(lat, free):
     return np.concatenate(steps)
 
 
+def corpus_board(name: str, folder: Path) -> Path:
+    """A board of ../shared/corpus unpacked into folder with its project, tracks and vias stripped, zones kept: what
+    the corpus benchmark routes."""
+    src = CORPUS / f"{name}.kicad_pcb.gz"
+    original = folder / f"{name}.original.kicad_pcb"
+    with gzip.open(src, "rb") as f:
+        original.write_bytes(f.read())
+    judge().copy_project(str(src)[:-len(".gz")], str(original))
+    stripped = folder / f"{name}.kicad_pcb"
+    judge().strip(str(original), str(stripped), keep_zones=True)
+    return stripped
+
+
 def kicad_available() -> bool:
     return shutil.which("kicad-cli") is not None and DEMOS.is_dir()
 
@@ -51,6 +66,8 @@ def shared_boards() -> list[Path]:
 
 needs_kicad = pytest.mark.skipif(not kicad_available(), reason="KiCad 9 (kicad-cli, demos) is not installed")
 needs_shared = pytest.mark.skipif(not BOARDS.is_dir(), reason="../shared/boards is not present")
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir() or not (JUDGE / "kicad_judge.py").is_file(),
+                                  reason="../shared/corpus and ../shared/judge are not present")
 needs_judge = pytest.mark.skipif(not (JUDGE / "kicad_judge.py").is_file(),
                                  reason="../shared/judge (KiCad's verdict) is not present")
 

@@ -23,7 +23,7 @@ class CostSnapshot:
     occ: object
     pres: float
     config: object
-    strict: bool = False
+    wall: int = 0               # occupancy at which another net's cover is a wall, not a cost (0: never)
     device: object = None
 
     def window(self, task, rows: slice, cols: slice, own_vias: np.ndarray, via_gap: float) -> "WindowCosts":
@@ -50,16 +50,17 @@ class WindowCosts:
         if self._arrays is None:
             s = self.snapshot
             self._arrays = roi_costs(self.task, s.lattice, s.occ, self.rows, self.cols, s.pres, s.config,
-                                     self.own_vias, self.via_gap, s.strict)
+                                     self.own_vias, self.via_gap, s.wall)
         return self._arrays
 
 
 def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config, own_vias=None, via_gap: float = 0.0,
-              strict: bool = False):
+              wall: int = 0):
     """(cost_col, cost_row, cost_via) int64 arrays of shape (layers, rows, cols) for task's net in the window.
 
     own_vias (flat row/col indices) are the net's vias so far: a new via may reuse one, but not sit closer to it than
-    via_gap (hole to hole applies within a net too). strict: other nets' covers are walls, not costs."""
+    via_gap (hole to hole applies within a net too). wall: a node whose occupancy reaches it is a wall, not a cost
+    (1: every other net's cover; 0: none)."""
     L = len(lattice.layers)
     net, profile = task.net, task.profile
     owner = profile.track_owner[:, rows, cols]
@@ -68,8 +69,8 @@ def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config,
     crowd = occ.track.reshape(shape3)[:, rows, cols]
     hist = occ.hist_track.reshape(shape3)[:, rows, cols]
     mult = (1.0 + hist) * (1.0 + pres * crowd)
-    if strict:
-        legal = legal & (crowd == 0)
+    if wall:
+        legal = legal & (crowd < wall)
     horizontal = (np.arange(L) % 2 == 0)[:, None, None]
     wrong = config.wrong_way_cost
     col_step = np.where(horizontal, STEP, STEP * wrong)
@@ -82,8 +83,8 @@ def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config,
     hist_v = occ.hist_via.reshape(lattice.rows, lattice.cols)[rows, cols]
     vmult = (1.0 + hist_v) * (1.0 + pres * crowd_v)
     via = np.minimum(np.rint(config.via_cost * STEP * vmult), COST_CAP)[None] + np.zeros((L, 1, 1))
-    if strict:
-        via_ok &= crowd_v == 0
+    if wall:
+        via_ok &= crowd_v < wall
     if own_vias is not None and own_vias.size:
         via_ok &= ~near_own_vias(lattice, own_vias, rows, cols, via_gap)
     cost_via = np.where(legal & via_ok[None], via, BLOCKED).astype(np.int64)

@@ -93,7 +93,7 @@ class DeviceCosts:
             (track, via, hist_track, hist_via, table, np.int32(K), np.int32(L), np.int32(H), np.int32(W),
              np.int32(lat.rows), np.int32(lat.cols), np.float64(lat.pitch), np.float64(snapshot.pres),
              np.float64(STEP), np.float64(STEP * config.wrong_way_cost), np.float64(config.via_cost * STEP),
-             np.int32(snapshot.strict), col, row, cvia))
+             np.int32(snapshot.wall), col, row, cvia))
         return col.reshape(shape), row.reshape(shape), cvia.reshape(shape)
 
 

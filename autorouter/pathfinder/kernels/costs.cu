@@ -2,7 +2,7 @@
 // padded (K, L, H, W) int32 arrays: the same numbers as costs.roi_costs computes on the host.
 //
 // Per node entered: cost = rint(step x (1 + history) x (1 + pres x occupancy)), capped at COST_CAP; BLOCKED32 where
-// another net owns the node (or, in strict mode, covers it) and in the padding. A via also needs its (row, col) free
+// another net owns the node, where the occupancy reaches `wall` (when not 0), and in the padding. A via also needs its (row, col) free
 // of other nets' via keep-outs and not too close to its own net's vias. Compiled with --fmad=false and evaluated in NumPy's order and precision (1 + history
 // in float32, the rest in double), so every value equals the host's bit for bit.
 
@@ -18,7 +18,7 @@
 extern "C" __global__ void build_costs(const int* track, const int* via, const float* hist_track,
                                        const float* hist_via, const long long* roi, int K, int L, int H, int W,
                                        int R, int C, double pitch, double pres, double step, double step_wrong,
-                                       double via_step, int strict, int* cost_col, int* cost_row, int* cost_via) {
+                                       double via_step, int wall, int* cost_col, int* cost_row, int* cost_via) {
     long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     long long per = (long long)L * H * W;
     if (v >= K * per) return;
@@ -33,14 +33,14 @@ extern "C" __global__ void build_costs(const int* track, const int* via, const f
     int net = (int)p[4];
     int owner = ((const int*)p[5])[node];
     int crowd = track[node];
-    if ((owner != FREE && owner != net) || (strict && crowd != 0)) return;
+    if ((owner != FREE && owner != net) || (wall && crowd >= wall)) return;
     double mult = (double)(1.0f + hist_track[node]) * (1.0 + pres * (double)crowd);
     bool horizontal = (l % 2) == 0;
     cost_col[v] = (int)fmin(rint((horizontal ? step : step_wrong) * mult), (double)COST_CAP);
     cost_row[v] = (int)fmin(rint((horizontal ? step_wrong : step) * mult), (double)COST_CAP);
     int vowner = ((const int*)p[6])[site];
     int crowd_v = via[site];
-    if ((vowner != FREE && vowner != net) || (strict && crowd_v != 0)) return;
+    if ((vowner != FREE && vowner != net) || (wall && crowd_v >= wall)) return;
     const long long* own = roi + 10 * K + p[7];
     double gap = __longlong_as_double(p[9]);
     bool near = false, is_own = false;

@@ -1,0 +1,62 @@
+"""When negotiation is over and a connection is still missing, the few nets in its way negotiate again among
+themselves, every other net frozen as a wall; the outcome is kept only when it is legal and joins more."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+from autorouter.lattice.grid import make_lattice
+from conftest import corpus_board, judge, kicad_available, needs_corpus
+
+
+def route_corpus_board(name, tmp_path):
+    src = corpus_board(name, tmp_path)
+    out = tmp_path / "routed.kicad_pcb"
+    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
+                           "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+    info = json.loads(proc.stdout)
+    assert proc.returncode == 0 and info["connections_routed"] == info["connections"], info["failed"]
+    assert info["drc_violations"] == 0, info
+    if kicad_available():
+        assert judge().drc(str(out), refill=True)["unconnected"] == 0
+
+
+@needs_corpus
+def test_a_net_negotiation_leaves_short_gets_room_from_its_neighbours(tmp_path):
+    # PathFinder ends with /RESET one connection short: history has priced out the only way to its pad, which
+    # /KBD_Y2 holds; with the nets around them moving too, all of them fit
+    route_corpus_board("c2_teres_keyboard", tmp_path)
+
+
+@needs_corpus
+def test_a_pad_the_fill_leaves_apart_gets_a_way_in(tmp_path):
+    # a GND pad that the ground fill no longer reaches once the tracks are in: the one net in its way steps aside
+    route_corpus_board("c2_hexpansion", tmp_path)
+
+
+def test_a_negotiation_among_nets_that_gains_nothing_leaves_no_trace(tmp_path):
+    from autorouter.board import load_board
+    from autorouter.board.rules import load_rules
+    from autorouter.config import RouterConfig
+    from autorouter.lattice import build_obstacles
+    from autorouter.pathfinder import build_tasks, negotiate
+    from autorouter.pathfinder.router import negotiate_among
+    from autorouter.pipeline import lattice_pitch
+    from autorouter.search.cpu import CpuEngine
+    from generated import channel, write
+    config = RouterConfig()
+    board = load_board(write(channel(3), tmp_path))
+    rules = load_rules(board, config)
+    lattice = make_lattice(board.outline.bounds, board.copper_layers, lattice_pitch(board, rules, config))
+    profiles = build_obstacles(board, rules, lattice, config.clearance_margin)
+    tasks = build_tasks(board, rules, profiles, lattice, config)
+    outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config)
+    occ = outcome.context.occ
+    occ.hist_track[:] = np.float32(0.4) * np.arange(occ.hist_track.size) % 3     # some history to keep
+    arrays = lambda: [a.copy() for a in (occ.track, occ.via, occ.hist_track, occ.hist_via, occ.centres)]
+    before, routes = arrays(), dict(outcome.routes)
+    kept, _ = negotiate_among(tasks, outcome.routes, occ, outcome.context)
+    assert not kept                             # every net was routed already: nothing to gain
+    assert all(np.array_equal(a, b) for a, b in zip(before, arrays()))
+    assert all(outcome.routes[n] is r for n, r in routes.items()) and outcome.context.wall == 0
