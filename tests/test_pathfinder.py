@@ -140,3 +140,23 @@ def test_a_step_outside_a_stubs_cover_keeps_its_clearance_from_the_stub():
         stub = shapely.LineString(route.connections[0].stubs[0].points)
         worst = min(worst, shapely.distance(free_steps(lat, free.reshape(lat.rows, lat.cols)), stub).min())
     assert worst >= NARROW.track_width + NARROW.clearance - 1e-9, worst
+
+
+def test_a_wall_blocks_the_nodes_whose_occupancy_reaches_it_and_prices_the_rest():
+    # the final repair walls off every other net's cover (wall 1); a local negotiation walls off the frozen nets,
+    # counted FROZEN times, and prices the moving ones
+    from types import SimpleNamespace
+    from autorouter.config import RouterConfig
+    from autorouter.lattice.obstacles import FREE
+    from autorouter.pathfinder.costs import roi_costs
+    from autorouter.search.constants import BLOCKED, STEP
+    lat = make_lattice((0, 0, 2, 2), ["F.Cu"], 0.5)
+    occ = Occupancy(lat)
+    occ.track[:3] = [0, 1, 3]
+    task = SimpleNamespace(net=1, profile=SimpleNamespace(track_owner=np.full(lat.shape, FREE, np.int32),
+                                                          via_owner=np.full(lat.shape[1:], FREE, np.int32)))
+    whole = slice(0, lat.rows), slice(0, lat.cols)
+    for wall, blocked in ((0, []), (1, [1, 2]), (3, [2])):
+        cost = roi_costs(task, lat, occ, *whole, 1.0, RouterConfig(), wall=wall)[0].ravel()[:3]
+        assert [i for i in range(3) if cost[i] == BLOCKED] == blocked
+        assert all(cost[i] == STEP * (1 + occ.track[i]) for i in range(3) if i not in blocked)
