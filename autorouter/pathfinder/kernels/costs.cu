@@ -2,9 +2,10 @@
 // padded (K, L, H, W) int32 arrays: the same numbers as costs.roi_costs computes on the host.
 //
 // Per node entered: cost = rint(step x (1 + history) x (1 + pres x occupancy)), capped at COST_CAP; BLOCKED32 where
-// another net owns the node, where the occupancy reaches `wall` (when not 0), and in the padding. A via also needs its (row, col) free
-// of other nets' via keep-outs and not too close to its own net's vias. Compiled with --fmad=false and evaluated in NumPy's order and precision (1 + history
-// in float32, the rest in double), so every value equals the host's bit for bit.
+// another net owns the node, where the occupancy reaches `wall` (when not 0), and in the padding. A via also needs
+// its (row, col) free of other nets' via keep-outs and not too close to its own net's vias. Compiled with
+// --fmad=false and evaluated in NumPy's order and precision (1 + history in float32, the rest in double), so every
+// value equals the host's bit for bit.
 
 // BLOCKED32 and COST_CAP come from autorouter/search/constants.py, FREE from lattice/obstacles.py, as -D options
 // (device_costs.py).
