@@ -52,7 +52,7 @@ class Context:
     rules: object
     pres: float = 0.0
     wall: int = 0                 # occupancy at which a node is a wall, not a cost: 1 in the final repair (every
-                                  # other net's cover), 0 (none) while negotiating
+                                  # other net's cover), FROZEN when a few nets negotiate again, 0 while negotiating
     device_costs: object = None   # the prices' copy in the engine's memory, when that is not the host's
     search_seconds: float = 0.0
     launches: int = 0             # engine calls, and the ROIs they searched
