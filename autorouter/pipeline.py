@@ -17,7 +17,7 @@ from .config import RouterConfig
 from .lattice import build_obstacles, choose_pitch, make_lattice
 from .lattice.grid import Lattice
 from .board.connectivity import pad_groups
-from .pathfinder import NetRoute, NetTask, build_tasks, negotiate, reconnect
+from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, reconnect
 from .pathfinder.nets import neck_tasks
 from .search import make_engine
 from .search.constants import STEP
@@ -170,6 +170,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     t0 = time.monotonic()
     neck = partial(neck_tasks, board=board, rules=rules, profiles=profiles, lattice=lattice, config=config)
     outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop, neck)
+    make_room(outcome)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
     starved_before = starved_keys(reliefs(board, pieces), strict=True)

@@ -41,7 +41,7 @@ def test_a_negotiation_among_nets_that_gains_nothing_leaves_no_trace(tmp_path):
     from autorouter.config import RouterConfig
     from autorouter.lattice import build_obstacles
     from autorouter.pathfinder import build_tasks, negotiate
-    from autorouter.pathfinder.router import negotiate_among
+    from autorouter.pathfinder.finishing import negotiate_among
     from autorouter.pipeline import lattice_pitch
     from autorouter.search.cpu import CpuEngine
     from generated import channel, write

@@ -1,0 +1,208 @@
+"""What negotiation leaves: connections still missing, and pads that the zone fills no longer join once the tracks
+are in.
+
+make_room: a net still short of a connection negotiates again with the few nets in its way (those its search
+crosses when the other nets are prices, not walls), every other net frozen as a wall; while that fails, the nets
+nearest to where it still conflicts join in. PathFinder leaves such a net when history has priced every way to it
+out, while a net in its way could have moved elsewhere and was never asked to.
+
+reconnect: the joins that the fills no longer make are searched with every other net as a wall; one of which nothing
+can be joined so makes its way (make_way): joined through the nets in its way, which then negotiate among
+themselves. Whatever is kept is legal, and kept only when it joins more.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .congestion import NetRoute, Occupancy
+from .nets import NetTask
+from .router import Context, Negotiation, nets_in_conflict, route_batch
+
+# making room for a connection still missing once negotiation is over (make_room, make_way)
+MAX_MOVED = 8          # most nets that negotiate again among themselves
+LOCAL_ITERATIONS = 12  # PathFinder iterations of that negotiation
+GROWTH_ROUNDS = 3      # times the nets nearest to where it still conflicts join it
+FROZEN = 1 << 16       # the occupancy weight of a net that does not move in it: its cover is a wall
+
+
+def reconnect(tasks: list[NetTask], outcome: Negotiation) -> None:
+    """Join what is still apart in nets already routed (pads a zone's fill no longer joins once the other nets' tracks
+    cut it): each task's connections are searched with every other net's cover as a wall, so whatever is found is
+    legal, and added to the net's route. A task of which nothing can be joined so makes its way: the nets it would
+    cross step aside, when they can."""
+    ctx = outcome.context
+    for t in tasks:
+        if ctx.should_stop():
+            break
+        if not join(t, outcome.routes, ctx):
+            make_way(t, outcome, ctx)
+    ctx.wall = 0
+
+
+def join(t: NetTask, routes: dict[int, NetRoute], ctx: Context) -> int:
+    """Search t's connections with every other net as a wall and add what is found to its net's route; returns how
+    many were added."""
+    ctx.wall = 1
+    new = route_batch([t], ctx)[0]
+    route = routes.setdefault(t.net, NetRoute())
+    route.failed += new.failed
+    if not new.connections:
+        return 0
+    ctx.occ.add(route, -1)
+    added = 0
+    for conn in new.connections:
+        # the walls keep the new copper out of the others' covers; its own cover must not hold them either (a
+        # larger via reaches farther than a smaller neighbour's cover)
+        if conn.parent is not None and all(c is not conn.parent for c in route.connections):
+            continue
+        route.add(conn)
+        ctx.occ.footprint(route, ctx.radii)
+        if ctx.occ.conflicts_with_others(route):
+            route.remove(len(route.connections) - 1)
+            route.failed.append("no room left beside its neighbours")
+        else:
+            added += 1
+    ctx.occ.footprint(route, ctx.radii)
+    ctx.occ.add(route, +1)
+    return added
+
+
+def make_way(t: NetTask, outcome: Negotiation, ctx: Context) -> None:
+    """Join t's connections through the few nets in their way (those its search crosses when other nets are prices,
+    not walls), then negotiate those nets again among themselves, everything else frozen; undone unless the board
+    ends with more connections."""
+    routes, occ = outcome.routes, ctx.occ
+    own = routes[t.net]
+    by_net = {task.net: task for task in outcome.tasks}
+    in_way = in_the_way(t, routes, occ, ctx)
+    if not in_way or len(in_way) >= MAX_MOVED or not all(n in by_net for n in in_way):
+        return
+    saved = NetRoute(list(own.connections), list(own.failed))
+    for n in in_way:
+        occ.add(routes[n], -1)
+    added = join(t, routes, ctx)
+    for n in in_way:
+        occ.add(routes[n], +1)
+    if added and not negotiate_among([by_net[n] for n in in_way], routes, occ, ctx, credit=added)[0]:
+        occ.add(own, -1)
+        occ.footprint(saved, ctx.radii)
+        occ.add(saved, +1)
+        routes[t.net] = saved
+
+
+def make_room(outcome: Negotiation) -> None:
+    """For each net still short of connections, negotiate again among it and the few nets in its way, with every
+    other net frozen as a wall: PathFinder stops when history has priced every way to such a net out, while a net in
+    its way could have moved elsewhere and was never asked to. The nets in its way are those that its route crosses
+    when the others are only prices; while the negotiation fails, the nets nearest to where it still conflicts
+    join it. The outcome is kept when it is legal and the board gains connections, and undone otherwise."""
+    tasks, routes, ctx = outcome.tasks, outcome.routes, outcome.context
+    occ = ctx.occ
+    by_net = {t.net: t for t in tasks}
+    for t in tasks:
+        if t.net not in routes or len(routes[t.net].connections) >= t.connections or ctx.should_stop():
+            continue
+        moving = [t.net]
+        more = in_the_way(t, routes, occ, ctx)
+        for _ in range(GROWTH_ROUNDS):
+            more = [n for n in more if n not in moving][:MAX_MOVED - len(moving)]
+            if not more or ctx.should_stop():
+                break
+            moving += more
+            kept, where = negotiate_among([by_net[n] for n in moving], routes, occ, ctx)
+            if kept or not where.size:
+                break
+            more = nearest_nets(where, routes, occ.lattice)
+
+
+def in_the_way(t: NetTask, routes: dict[int, NetRoute], occ: Occupancy, ctx: Context) -> list[int]:
+    """The nets that t's connections would cross if the other nets were prices (the highest), not walls."""
+    own = routes[t.net]
+    occ.add(own, -1)
+    ctx.wall, ctx.pres = 0, ctx.config.pres_fac_max
+    through = route_batch([t], ctx)[0]
+    occ.footprint(through, ctx.radii)
+    occ.add(own, +1)
+    return blockers(through, routes, occ, t.net) if through.connections else []
+
+
+def nearest_nets(nodes: np.ndarray, routes: dict[int, NetRoute], lat) -> list[int]:
+    """The routed nets, nearest first to the nodes (in the plane, any layer)."""
+    _, row, col = lat.unravel(nodes)
+    r0, c0 = row.mean(), col.mean()
+    gap = {}
+    for net, r in routes.items():
+        if r.connections:
+            _, rr, cc = lat.unravel(r.nodes())
+            gap[net] = float(np.min((rr - r0) ** 2 + (cc - c0) ** 2))
+    return sorted(gap, key=gap.get)
+
+
+def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, ctx: Context, credit: int = 0
+                    ) -> tuple[bool, np.ndarray]:
+    """PathFinder among the moving nets alone, every other net's cover a wall; kept when the result is legal and
+    joins more than they joined before, less credit (what was joined to make them move). Returns whether it was
+    kept, and where it still conflicted (flat nodes). The frozen covers are told from the moving ones by weight:
+    occupancy counts them FROZEN times, so a node at FROZEN or more is a wall and one below is a price. Its history
+    priced a local problem: the board's is kept as it was."""
+    before = {t.net: routes[t.net] for t in moving}
+    history = occ.hist_track.copy(), occ.hist_via.copy()
+    for r in before.values():
+        occ.add(r, -1)
+    occ.track *= FROZEN
+    occ.via *= FROZEN
+    for r in before.values():
+        occ.add(r, +1)
+    ctx.wall, ctx.pres = FROZEN, ctx.config.pres_fac_initial
+    pending = moving
+    for _ in range(LOCAL_ITERATIONS):
+        for t in pending:
+            if ctx.should_stop():
+                break
+            occ.add(routes[t.net], -1)
+            routes[t.net] = route_batch([t], ctx)[0]
+            occ.footprint(routes[t.net], ctx.radii)
+            occ.add(routes[t.net], +1)
+        occ.add_history([routes[t.net] for t in moving], ctx.config.hist_fac)
+        pending = nets_in_conflict(moving, routes, occ)
+        if not pending or ctx.should_stop():
+            break
+        ctx.pres = min(ctx.pres * ctx.config.pres_fac_mult, ctx.config.pres_fac_max)
+    # a via site (row, col) is the flat index of its node on the first layer
+    where = np.unique(np.concatenate([np.concatenate(occ.shared_nodes(routes[t.net])) for t in moving]))
+    for t in moving:
+        occ.add(routes[t.net], -1)
+    occ.track //= FROZEN
+    occ.via //= FROZEN
+    legal = not pending and not any(occ.conflicts_with_others(routes[t.net]) for t in moving)
+    joined = sum(len(routes[t.net].connections) - len(before[t.net].connections) for t in moving)
+    kept = legal and joined + credit > 0
+    if not kept:
+        routes.update(before)
+    occ.hist_track[:], occ.hist_via[:] = history
+    occ.hist_version += 1
+    for t in moving:
+        occ.add(routes[t.net], +1)
+    ctx.wall = 0
+    return kept, where
+
+
+def blockers(route: NetRoute, routes: dict[int, NetRoute], occ: Occupancy, net: int) -> list[int]:
+    """The nets that a route not added to the occupancy conflicts with, either way: its track nodes and vias in
+    their covers, or theirs in its cover."""
+    lat = occ.lattice
+    nodes, sites = route.nodes(), route.via_sites(lat)
+    nodes, sites = nodes[occ.track[nodes] > 0], sites[occ.via[sites] > 0]
+    cover_t, cover_v = route.cover_track, route.cover_via
+    cover_t, cover_v = cover_t[occ.centres[cover_t] > 0], cover_v[occ.via_centres[cover_v] > 0]
+    return [n for n, r in routes.items() if n != net and r.connections and (
+        holds(r.cover_track, nodes) or holds(r.cover_via, sites)
+        or holds(r.nodes(), cover_t) or holds(r.via_sites(lat), cover_v))]
+
+
+def holds(sorted_unique: np.ndarray, values: np.ndarray) -> bool:
+    """Whether any of values is in the sorted array."""
+    if not values.size or not sorted_unique.size:
+        return False
+    at = np.minimum(np.searchsorted(sorted_unique, values), sorted_unique.size - 1)
+    return bool((sorted_unique[at] == values).any())
