@@ -16,6 +16,9 @@ BOARDS = {
     "keepout with a hole": (g.keepout_frame, {}),
     "0.4 mm QFN escape": (g.qfn, dict(classes=g.default_class(0.2, 0.2),
                                       minimums={"min_track_width": 0.1, "min_clearance": 0.1})),
+    # a track between two pins of a 0.4 mm row is exactly the clearance from each: legal for KiCad, and our only way in
+    "0.4 mm QFN at exactly the clearance": (g.qfn, dict(classes=g.default_class(0.2, 0.2),
+                                                       minimums={"min_track_width": 0.2, "min_clearance": 0.2})),
     "0.8 mm BGA escape": (g.bga, dict(classes=g.default_class(0.15, 0.15, 0.6, 0.3),
                                       minimums={"min_track_width": 0.1, "min_via_diameter": 0.4,
                                                 "min_through_hole_diameter": 0.2, "min_via_annular_width": 0.05})),

@@ -42,10 +42,23 @@ def place(local: BaseGeometry, x: float, y: float, angle_deg: float) -> BaseGeom
 
 
 def roundrect(w: float, h: float, radius: float) -> BaseGeometry:
+    """A w x h rectangle with corners of the radius: its straight sides exact (a pin at fine pitch may be exactly
+    the clearance from a track), its corners circumscribing the true arcs."""
     r = max(0.0, min(radius, w / 2, h / 2))
     if r <= 1e-9:
         return box(-w / 2, -h / 2, w / 2, h / 2)
-    return grow(box(-w / 2 + r, -h / 2 + r, w / 2 - r, h / 2 - r), r)
+    corners = [corner_disc(sx * (w / 2 - r), sy * (h / 2 - r), r) for sx in (-1, 1) for sy in (-1, 1)]
+    return shapely.union_all([box(-w / 2, -h / 2 + r, w / 2, h / 2 - r), box(-w / 2 + r, -h / 2, w / 2 - r, h / 2)]
+                             + corners)
+
+
+def corner_disc(x: float, y: float, r: float) -> BaseGeometry:
+    """A polygon circumscribing the circle whose edges, not vertices, touch it in the four axis directions: it
+    reaches exactly r along x and y, and never less than r anywhere."""
+    n = 4 * QUAD_SEGS
+    t = (np.arange(n) + 0.5) * 2 * math.pi / n
+    R = r / math.cos(math.pi / n)
+    return Polygon(np.stack([x + R * np.cos(t), y + R * np.sin(t)], 1))
 
 
 CORNERS = {"top_left": (-1, -1), "top_right": (1, -1), "bottom_left": (-1, 1), "bottom_right": (1, 1)}

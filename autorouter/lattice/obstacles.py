@@ -36,7 +36,10 @@ class Profile:
     rules: NetClassRules
     track_owner: np.ndarray                      # (L, R, C) int32
     via_owner: np.ndarray                        # (R, C) int32
-    stub_trees: dict[int, tuple[STRtree, np.ndarray]] = field(default_factory=dict)   # layer -> (tree, owners)
+    # layer -> (tree of the stamped shapes as they are, owners, distances): a stub is an exact segment, tested
+    # against each shape's exact distance without the margin (KiCad allows a track exactly at the clearance), not
+    # against the grown outline, which circumscribes the curves and so also pushes straight sides out
+    stub_trees: dict[int, tuple[STRtree, np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 def copper_items(board: Board, rules: DesignRules) -> list[CopperItem]:
@@ -152,14 +155,14 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
     block_outside(track, lattice, grow(board.outline, -(edge + cls.track_width / 2 + margin)))
     block_outside(via[None], lattice, grow(board.outline, -(edge + cls.via_diameter / 2 + margin)))
     profile = Profile(cls, track, via)
-    shapely.prepare(grown)                # for the stub legality tests against the trees' shapes
+    geoms, distances = np.asarray(stamps.geoms, dtype=object), np.asarray(stamps.distances, dtype=np.float64)
     per_layer: dict[int, list[int]] = {}
     for k, layers in enumerate(stamps.layers):      # in stamping order, as the stub trees always held them
         for l in layers or ():
             per_layer.setdefault(l, []).append(k)
     for l in sorted(per_layer):
         entries = per_layer[l]
-        profile.stub_trees[l] = (STRtree(grown[entries]), owners[entries])
+        profile.stub_trees[l] = (STRtree(geoms[entries]), owners[entries], distances[entries] - margin)
     return profile
 
 

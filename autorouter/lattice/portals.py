@@ -53,6 +53,8 @@ class Portals:
 
 
 EMPTY = np.zeros(0, np.int64)
+EXACT = 1e-7               # mm: what floating point may take off a distance that is exactly the clearance (KiCad
+                           # counts in nm, and a stub exactly at the clearance is legal for it)
 
 
 def stub_legal(profile: Profile, layer, net, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -66,12 +68,13 @@ def stub_legal(profile: Profile, layer, net, starts: np.ndarray, ends: np.ndarra
         tree = profile.stub_trees.get(l)
         if tree is None:
             continue
+        shapes, owners, reach = tree
         which = np.flatnonzero(layer == l)
         stubs = shapely.linestrings(np.stack([starts[which], ends[which]], 1))
-        stub, geom = tree[0].query(stubs)                     # boxes that overlap; the shapes are prepared
-        other = tree[1][geom] != net[which[stub]]             # a net's own copper never rules its stub out
+        stub, geom = shapes.query(stubs, predicate="dwithin", distance=float(reach.max()))
+        other = owners[geom] != net[which[stub]]              # a net's own copper never rules its stub out
         stub, geom = stub[other], geom[other]
-        hit = shapely.intersects(tree[0].geometries[geom], stubs[stub])
+        hit = shapely.distance(shapes.geometries[geom], stubs[stub]) < reach[geom] - EXACT
         legal[which[stub[hit]]] = False
     return legal
 
@@ -241,7 +244,7 @@ def mark_stub_conflicts(pins_by_net: list[tuple[int, float, list]], lattice: Lat
     near = shapely.dwithin(lines[a], lines[b], reach)
     shapely.destroy_prepared(lines)
     a, b = a[near], b[near]
-    close = shapely.distance(lines[a], lines[b]) < (width[a] + width[b]) / 2 + gap
+    close = shapely.distance(lines[a], lines[b]) < (width[a] + width[b]) / 2 + gap - EXACT
     row, node = a[close], nodes[b[close]]
     order = np.lexsort((node, row))
     row, node = row[order], node[order]

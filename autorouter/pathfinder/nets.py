@@ -134,7 +134,9 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
             for pin in t.pins:
                 pin.portals = keep_clear_of(pin.portals, t.net, t.rules.track_width, lattice, tracks, gap)
             t.blocked = ["/".join(p.name for p in pin.pads) for pin in t.pins if not pin.portals.nodes.size]
-    mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in tasks], lattice, gap)
+    # stubs are exact segments: two may be exactly the clearance apart, as KiCad allows
+    mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in tasks], lattice,
+                        rules.max_clearance)
     return tasks
 
 
@@ -189,5 +191,5 @@ def neck_tasks(tasks: list[NetTask], nets: set[int], board, rules, profiles, lat
             changed.add(t.net)
     if changed:
         mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in out], lattice,
-                            rules.max_clearance + config.clearance_margin)
+                            rules.max_clearance)
     return out, changed
