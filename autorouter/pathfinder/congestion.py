@@ -131,9 +131,16 @@ def sorted_union(sorted_unique: np.ndarray, more: np.ndarray) -> np.ndarray:
     """np.union1d for a large sorted set and a few more values: inserts them, without sorting the set again."""
     if not sorted_unique.size:
         return np.unique(more)
-    at = np.minimum(np.searchsorted(sorted_unique, more), sorted_unique.size - 1)
-    new = np.unique(more[sorted_unique[at] != more])
+    new = np.unique(more[~in_sorted(sorted_unique, more)])
     return np.insert(sorted_unique, np.searchsorted(sorted_unique, new), new)
+
+
+def in_sorted(sorted_unique: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Which of values are in the sorted array (np.isin without sorting it again)."""
+    if not sorted_unique.size:
+        return np.zeros(values.shape, bool)
+    at = np.minimum(np.searchsorted(sorted_unique, values), sorted_unique.size - 1)
+    return sorted_unique[at] == values
 
 
 def path_vias(path: np.ndarray, lattice: Lattice) -> np.ndarray:

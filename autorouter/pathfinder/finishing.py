@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .congestion import NetRoute, Occupancy
+from .congestion import NetRoute, Occupancy, in_sorted
 from .nets import NetTask
 from .router import Context, Negotiation, nets_in_conflict, route_batch
 
@@ -35,7 +35,7 @@ def reconnect(tasks: list[NetTask], outcome: Negotiation) -> None:
         if ctx.should_stop():
             break
         if not join(t, outcome.routes, ctx):
-            make_way(t, outcome, ctx)
+            make_way(t, outcome)
     ctx.wall = 0
 
 
@@ -67,11 +67,12 @@ def join(t: NetTask, routes: dict[int, NetRoute], ctx: Context) -> int:
     return added
 
 
-def make_way(t: NetTask, outcome: Negotiation, ctx: Context) -> None:
+def make_way(t: NetTask, outcome: Negotiation) -> None:
     """Join t's connections through the few nets in their way (those its search crosses when other nets are prices,
     not walls), then negotiate those nets again among themselves, everything else frozen; undone unless the board
     ends with more connections."""
-    routes, occ = outcome.routes, ctx.occ
+    routes, ctx = outcome.routes, outcome.context
+    occ = ctx.occ
     own = routes[t.net]
     by_net = {task.net: task for task in outcome.tasks}
     in_way = in_the_way(t, routes, occ, ctx)
@@ -196,13 +197,5 @@ def blockers(route: NetRoute, routes: dict[int, NetRoute], occ: Occupancy, net: 
     cover_t, cover_v = route.cover_track, route.cover_via
     cover_t, cover_v = cover_t[occ.centres[cover_t] > 0], cover_v[occ.via_centres[cover_v] > 0]
     return [n for n, r in routes.items() if n != net and r.connections and (
-        holds(r.cover_track, nodes) or holds(r.cover_via, sites)
-        or holds(r.nodes(), cover_t) or holds(r.via_sites(lat), cover_v))]
-
-
-def holds(sorted_unique: np.ndarray, values: np.ndarray) -> bool:
-    """Whether any of values is in the sorted array."""
-    if not values.size or not sorted_unique.size:
-        return False
-    at = np.minimum(np.searchsorted(sorted_unique, values), sorted_unique.size - 1)
-    return bool((sorted_unique[at] == values).any())
+        in_sorted(r.cover_track, nodes).any() or in_sorted(r.cover_via, sites).any()
+        or in_sorted(r.nodes(), cover_t).any() or in_sorted(r.via_sites(lat), cover_v).any())]

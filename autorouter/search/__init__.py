@@ -94,6 +94,13 @@ class SearchStopped(Exception):
     """A search given up part-way because should_stop gave a reason (Ctrl-C, the time limit): the reason."""
 
 
+def stop_if_asked(should_stop) -> None:
+    """Raise SearchStopped when should_stop (if any) gives a reason."""
+    why = should_stop() if should_stop is not None else ""
+    if why:
+        raise SearchStopped(why)
+
+
 class SearchEngine(Protocol):
     """What the pathfinder sees of an engine: it never asks which one it has."""
     name: str          # for reports only: "cpu" or "gpu"

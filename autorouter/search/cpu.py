@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import RoiRequest, RoiResult, SearchStopped
+from . import RoiRequest, RoiResult, stop_if_asked
 from .constants import BLOCKED, NO_PARENT, UNREACHED
 from .sweep import canonical_parents, sweep_distances
 
@@ -117,9 +117,7 @@ def near_far(b: FlatBatch, delta: int, should_stop=None) -> tuple[np.ndarray, in
         fidx = np.flatnonzero(frontier)
         if fidx.size == 0:
             return key, rounds
-        why = should_stop() if should_stop is not None else ""
-        if why:             # a batch of a large board's ROIs takes a second on the CPU: a stop should not wait
-            raise SearchStopped(why)
+        stop_if_asked(should_stop)      # a batch of a large board's ROIs takes a second on the CPU: no waiting
         fd, fr = key[fidx] >> 32, b.roi_of[fidx]
         is_near = fd < threshold[fr]
         has_near = np.bincount(fr[is_near], minlength=b.k) > 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import RoiRequest, SearchStopped
+from . import RoiRequest, stop_if_asked
 from .constants import BLOCKED, NO_PARENT, UNREACHED
 
 
@@ -63,9 +63,7 @@ def sweep_distances(req: RoiRequest, should_stop=None) -> tuple[np.ndarray, int]
         sweeps += 1
         if np.array_equal(d, before):
             return d, sweeps
-        why = should_stop() if should_stop is not None else ""
-        if why:
-            raise SearchStopped(why)
+        stop_if_asked(should_stop)
 
 
 def canonical_parents(req: RoiRequest, d: np.ndarray) -> np.ndarray:
