@@ -52,6 +52,22 @@ def corpus_board(name: str, folder: Path) -> Path:
     return stripped
 
 
+def channel_set_up(folder: Path, nets: int = 3):
+    """The generated channel board's stages before negotiation: (board, rules, config, lattice, obstacle profiles)."""
+    from autorouter.board import load_board
+    from autorouter.board.rules import load_rules
+    from autorouter.config import RouterConfig
+    from autorouter.lattice import build_obstacles
+    from autorouter.lattice.grid import make_lattice
+    from autorouter.pipeline import lattice_pitch
+    from generated import channel, write
+    config = RouterConfig()
+    board = load_board(write(channel(nets), folder))
+    rules = load_rules(board, config)
+    lattice = make_lattice(board.outline.bounds, board.copper_layers, lattice_pitch(board, rules, config))
+    return board, rules, config, lattice, build_obstacles(board, rules, lattice, config.clearance_margin)
+
+
 def kicad_available() -> bool:
     return shutil.which("kicad-cli") is not None and DEMOS.is_dir()
 

@@ -6,8 +6,7 @@ import sys
 
 import numpy as np
 
-from autorouter.lattice.grid import make_lattice
-from conftest import corpus_board, judge, kicad_available, needs_corpus
+from conftest import channel_set_up, corpus_board, judge, kicad_available, needs_corpus
 
 
 def route_corpus_board(name, tmp_path):
@@ -36,20 +35,10 @@ def test_a_pad_the_fill_leaves_apart_gets_a_way_in(tmp_path):
 
 
 def test_a_negotiation_among_nets_that_gains_nothing_leaves_no_trace(tmp_path):
-    from autorouter.board import load_board
-    from autorouter.board.rules import load_rules
-    from autorouter.config import RouterConfig
-    from autorouter.lattice import build_obstacles
     from autorouter.pathfinder import build_tasks, negotiate
     from autorouter.pathfinder.finishing import negotiate_among
-    from autorouter.pipeline import lattice_pitch
     from autorouter.search.cpu import CpuEngine
-    from generated import channel, write
-    config = RouterConfig()
-    board = load_board(write(channel(3), tmp_path))
-    rules = load_rules(board, config)
-    lattice = make_lattice(board.outline.bounds, board.copper_layers, lattice_pitch(board, rules, config))
-    profiles = build_obstacles(board, rules, lattice, config.clearance_margin)
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path)
     tasks = build_tasks(board, rules, profiles, lattice, config)
     outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config)
     occ = outcome.context.occ

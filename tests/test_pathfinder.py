@@ -4,7 +4,7 @@ import numpy as np
 from autorouter.board.rules import DesignRules, NetClassRules
 from autorouter.lattice.grid import make_lattice
 from autorouter.pathfinder.congestion import Stub, Connection, NetRoute, Occupancy, class_radii
-from conftest import free_steps
+from conftest import channel_set_up, free_steps
 
 NARROW = NetClassRules("Default", 0.2, 0.2, 0.6, 0.3)
 WIDE = NetClassRules("POWER", 0.6, 0.2, 0.8, 0.4)
@@ -73,19 +73,9 @@ class AnyEngine:
 
 
 def test_negotiation_never_asks_which_engine_it_has(tmp_path):
-    from autorouter.board import load_board
-    from autorouter.board.rules import load_rules
-    from autorouter.config import RouterConfig
-    from autorouter.lattice import build_obstacles
     from autorouter.pathfinder import build_tasks, negotiate
-    from autorouter.pipeline import lattice_pitch
     from autorouter.search.cpu import CpuEngine
-    from generated import channel, write
-    config = RouterConfig()
-    board = load_board(write(channel(3), tmp_path))
-    rules = load_rules(board, config)
-    lattice = make_lattice(board.outline.bounds, board.copper_layers, lattice_pitch(board, rules, config))
-    profiles = build_obstacles(board, rules, lattice, config.clearance_margin)
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path)
     outcomes = [negotiate(build_tasks(board, rules, profiles, lattice, config, xp=engine.xp), lattice, rules, engine,
                           config) for engine in (CpuEngine(64), AnyEngine())]
     routes = [{net: [list(p) for p in r.paths] for net, r in o.routes.items()} for o in outcomes]
