@@ -36,10 +36,10 @@ class Profile:
     rules: NetClassRules
     track_owner: np.ndarray                      # (L, R, C) int32
     via_owner: np.ndarray                        # (R, C) int32
-    # layer -> (tree of the stamped shapes as they are, owners, distances): a stub is an exact segment, tested
-    # against each shape's exact distance without the margin (KiCad allows a track exactly at the clearance), not
-    # against the grown outline, which circumscribes the curves and so also pushes straight sides out
-    stub_trees: dict[int, tuple[STRtree, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # layer -> (tree of the stamped shapes as they are, owners, distances, bounds): a stub is an exact segment,
+    # tested against each shape's exact distance without the margin (KiCad allows a track exactly at the
+    # clearance), not against the grown outline, which circumscribes the curves and so also pushes straight sides out
+    stub_trees: dict[int, tuple[STRtree, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 def copper_items(board: Board, rules: DesignRules) -> list[CopperItem]:
@@ -162,7 +162,8 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
             per_layer.setdefault(l, []).append(k)
     for l in sorted(per_layer):
         entries = per_layer[l]
-        profile.stub_trees[l] = (STRtree(geoms[entries]), owners[entries], distances[entries] - margin)
+        profile.stub_trees[l] = (STRtree(geoms[entries]), owners[entries], distances[entries] - margin,
+                                 shapely.bounds(geoms[entries]))
     return profile
 
 
