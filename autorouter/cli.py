@@ -107,12 +107,17 @@ def main(argv=None) -> int:
         return EXIT_BAD_INPUT
 
 
+ROUTING_SHARE = 0.85    # of --time-limit, for routing: the rest is for what follows the last search (the report's
+                        # joins and fill prediction, the check and the write: about a tenth of a large board's run)
+
+
 class StopFlag:
     """Ctrl-C, SIGTERM and --time-limit ask the router to stop between two searches (well within a second), once
-    it is routing; before that, a signal aborts at once, as does a second one."""
+    it is routing; before that, a signal aborts at once, as does a second one. The time limit stops routing at
+    ROUTING_SHARE of it, so that the whole run ends within it."""
 
     def __init__(self, time_limit: float):
-        self.deadline = time.monotonic() + time_limit if time_limit else None
+        self.deadline = time.monotonic() + ROUTING_SHARE * time_limit if time_limit else None
         self.signal = ""
         self.routing = False
         for sig in (signal.SIGINT, signal.SIGTERM):
