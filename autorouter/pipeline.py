@@ -173,7 +173,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     make_room(outcome)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
-    starved_before = starved_keys(reliefs(board, pieces), strict=True)
+    starved_before = starved_keys(reliefs(board, pieces, needed=rules.min_spokes), strict=True)
     tasks, tracks, vias, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks, outcome,
                                          starved_before)
     timings["finishing"] = time.monotonic() - t0

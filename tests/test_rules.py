@@ -65,3 +65,15 @@ def test_invalid_project_json(tmp_path):
     (tmp_path / "b.kicad_pro").write_text("{not json")
     with pytest.raises(BoardError, match="not valid JSON"):
         load_rules(board, RouterConfig())
+
+
+def test_thermal_spoke_minimum(tmp_path):
+    import pytest
+    from autorouter.board import BoardError
+    rules_of = lambda value: load_rules(board_with_project(tmp_path, {"board": {"design_settings": {"rules": {
+        "min_resolved_spokes": value}}}, "net_settings": {"classes": CLASSES}}), RouterConfig())
+    assert rules_of(1).min_spokes == 1 and rules_of(0).min_spokes == 0
+    assert rules_of(None).min_spokes == 2                              # KiCad's default where the project has none
+    for bad in (-1, 1.5, "two"):
+        with pytest.raises(BoardError, match="min_resolved_spokes"):
+            rules_of(bad)

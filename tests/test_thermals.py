@@ -17,8 +17,8 @@ CUTS = [Track((7.6, 3.5), (7.6, 4.5), 0.25, "F.Cu", 2), Track((4.4, 3.5), (4.4, 
         Track((5.5, 5.6), (6.5, 5.6), 0.25, "F.Cu", 2)]
 
 
-def thermal_board(tmp_path):
-    path = g.write(g.thermal_zone(), tmp_path)
+def thermal_board(tmp_path, minimums=None):
+    path = g.write(g.thermal_zone(), tmp_path, minimums=minimums)
     board = load_board(path)
     assert board.net_name(2) == "S1"
     return path, board, load_rules(board, RouterConfig())
@@ -80,3 +80,16 @@ def test_a_neck_of_fill_past_a_zone_of_higher_priority_keeps_that_zones_clearanc
     assert sorted(pieces) == [["J1.1"], ["J2.1"]]
     if kicad_available() and JUDGE.is_dir():
         assert judge().drc(str(path), refill=True)["unconnected"] == 1
+
+
+def test_a_board_that_asks_for_one_spoke_is_content_with_one(tmp_path):
+    """min_resolved_spokes 1 in the project (12 of the 44 corpus boards say so): one spoke left is no starved relief,
+    for KiCad nor for us; and 0 turns the check off."""
+    path, board, rules = thermal_board(tmp_path, {"min_resolved_spokes": 1})
+    assert rules.min_spokes == 1
+    assert "starved_thermal" not in check(board, rules, CUTS, [], only_new=True).by_kind()
+    before = starved_keys(reliefs(board, predict(board, rules), needed=rules.min_spokes))
+    assert feed_starved(board, rules, predict(board, rules, CUTS), CUTS, (), 0.01, before) == []
+    assert not [r for r in reliefs(board, predict(board, rules, CUTS), CUTS, needed=0) if r.starved or r.short]
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(with_tracks(path, CUTS, tmp_path / "cut.kicad_pcb")) == 0

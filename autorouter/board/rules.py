@@ -28,6 +28,9 @@ class NetClassRules:
     via_drill: float
 
 
+SPOKES_KEPT = 2      # KiCad's default of the fewest spokes a thermal relief needs (min_resolved_spokes)
+
+
 @dataclass
 class DesignRules:
     classes: dict[str, NetClassRules]
@@ -43,6 +46,7 @@ class DesignRules:
     bare_vias: bool = False              # vias are not tented: each opens the solder mask
     bare_via_reach: float = 0.0          # how far a bare via's mask opening reaches past its copper
     mask_web: float = 0.0                # the narrowest solder-mask web between two openings
+    min_spokes: int = SPOKES_KEPT        # the fewest spokes a thermal relief needs (0: KiCad does not check them)
 
     def for_net(self, net: int) -> NetClassRules:
         return self.classes.get(self.net_class.get(net, "Default"), self.classes["Default"])
@@ -170,6 +174,17 @@ def smallest_via(data: dict, min_via: float, min_drill: float, min_annulus: floa
     return None
 
 
+def spoke_count(value, source: str) -> int:
+    """The board's minimum of thermal spokes (design_settings.rules.min_resolved_spokes): KiCad's default where it
+    is absent; a count that is no whole non-negative number is refused naming the file and the value."""
+    if value is None:
+        return SPOKES_KEPT
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
+        raise BoardError(f"{source}: board.design_settings.rules.min_resolved_spokes is {json.dumps(value)}: it must "
+                         f"be a whole number of spokes, 0 or more")
+    return int(value)
+
+
 def number(value, fallback: float) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else fallback
 
@@ -230,7 +245,8 @@ def rules_from_project(data: dict, board: Board, defaults: dict, source: str) ->
                        hole_to_hole=minimum["min_hole_to_hole"],
                        hole_clearance=minimum["min_hole_clearance"],
                        source=source, notes=notes, min_track_width=min_track,
-                       small_via=smallest_via(data, min_via, min_drill, min_annulus))
+                       small_via=smallest_via(data, min_via, min_drill, min_annulus),
+                       min_spokes=spoke_count(raw_minimums.get("min_resolved_spokes"), source))
 
 
 def assign_classes(settings: dict, board: Board, classes: dict, priority: dict) -> dict[int, str]:

@@ -21,7 +21,6 @@ from ..board.connectivity import pad_groups
 from ..board.geometry import centre_line
 from ..board.model import Board
 from ..zones import predict, reliefs, starved_keys
-from ..zones.fill import SPOKES_KEPT
 
 TOLERANCE = 1e-4     # mm: below KiCad's own resolution of interest, above float noise
 
@@ -275,15 +274,15 @@ def dangling_violations(board, items, report, pieces=()) -> None:
 def thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report) -> None:
     """Thermal reliefs with some spokes but fewer than KiCad asks (zones.reliefs); with only_new, those that were
     not starved before the new tracks and vias."""
-    starved = [r for r in reliefs(board, pieces, new_tracks, new_vias) if r.starved]
+    starved = [r for r in reliefs(board, pieces, new_tracks, new_vias, needed=rules.min_spokes) if r.starved]
     if starved and only_new:
-        before = starved_keys(reliefs(board, predict(board, rules)))
+        before = starved_keys(reliefs(board, predict(board, rules), needed=rules.min_spokes))
         starved = [r for r in starved if (r.pad, r.layer, r.zone) not in before]
     for r in starved:
         pad = board.pads[r.pad]
         report.violations.append(Violation("starved_thermal", r.layer, pad.x, pad.y,
                                            f"pad {pad.name}: {r.spokes} spoke(s) into the fill of "
-                                           f"{board.net_name(pad.net)}; KiCad asks for {SPOKES_KEPT}"))
+                                           f"{board.net_name(pad.net)}; KiCad asks for {r.needed}"))
 
 
 def unrouted(board: Board, new_tracks=(), new_vias=(), pieces=()) -> dict[str, int]:

@@ -24,6 +24,7 @@ from shapely.strtree import STRtree
 
 from ..board.geometry import QUAD_SEGS, ROUND_OUT, grow, place
 from ..board.model import Board, Pad, Zone
+from ..board.rules import SPOKES_KEPT
 
 MARGIN = 0.02            # mm more knocked out than KiCad does, and less left of a spoke's end
 
@@ -235,7 +236,6 @@ def piece_at(parts: list, tree: STRtree, end: Point) -> int | None:
     return best
 
 
-SPOKES_KEPT = 2          # KiCad's default minimum of spokes a thermal relief needs (its starved_thermal check)
 
 
 def spoke_guards(board: Board, pieces: list[Piece]) -> list[tuple[BaseGeometry, str, int]]:

@@ -3,10 +3,10 @@
 KiCad counts, per thermally relieved pad, zone and layer, the spokes that reach a piece of the fill; a piece joined
 to nothing but that one pad is an island whose spokes connect nothing. A track of the net that starts inside the
 pad (grown by half the thermal gap) and ends in the fill counts as a spoke too. A pad with some spokes into the fill
-but fewer than SPOKES_KEPT is starved. Our verdict (`starved`) counts the islands' spokes too: the predicted fill
-loses webs that KiCad's keeps, which splits pieces KiCad keeps whole: counting those as islands reported starved
-reliefs on 26 of 44 routed corpus boards, where KiCad found them on 9. It misses reliefs whose only spokes reach
-true islands. The stubs go where the stricter count (`short`) falls short.
+but fewer than the board asks (its min_resolved_spokes, 2 by default; 0 turns the check off) is starved. Our
+verdict (`starved`) counts the islands' spokes too: the predicted fill loses webs that KiCad's keeps, which splits
+pieces KiCad keeps whole: counting those as islands reported starved reliefs on 26 of 44 routed corpus boards, where
+KiCad found them on 9. It misses reliefs whose only spokes reach true islands. The stubs go where the stricter count (`short`) falls short.
 
 Routing keeps two spokes of each pad clear (spoke_guards), but other nets' tracks can still cut the fill around
 them into islands. feed_starved then adds such a track: a short straight stub of the net from the pad's centre into
@@ -22,7 +22,8 @@ from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
 from ..board.model import Board, Track
-from .fill import MARGIN, SPOKES_KEPT, Copper, Piece, relief_gap, relief_width
+from ..board.rules import SPOKES_KEPT
+from .fill import MARGIN, Copper, Piece, relief_gap, relief_width
 
 
 @dataclass
@@ -32,16 +33,17 @@ class Relief:
     zone: int
     spokes: int              # into pieces joined to more than the pad, and tracks of the net from it into the fill
     island_spokes: int       # into pieces that hold nothing but the pad
+    needed: int = SPOKES_KEPT    # the fewest KiCad asks (the board's min_resolved_spokes; 0: not checked)
 
     @property
     def starved(self) -> bool:
         """Fewer spokes into the fill, islands included, than KiCad asks (and some)."""
-        return 0 < self.spokes + self.island_spokes < SPOKES_KEPT
+        return 0 < self.spokes + self.island_spokes < self.needed
 
     @property
     def short(self) -> bool:
         """Fewer spokes into pieces that join more than the pad than KiCad asks (and some spoke at all)."""
-        return self.spokes < SPOKES_KEPT and self.spokes + self.island_spokes > 0
+        return self.spokes < self.needed and self.spokes + self.island_spokes > 0
 
 
 def own_copper_per_layer(board: Board, tracks, vias) -> dict[tuple[int, str], list]:
@@ -65,15 +67,17 @@ def joined_items(pieces: list[Piece], own: dict) -> list[int]:
     return counts
 
 
-def reliefs(board: Board, pieces: list[Piece], tracks=(), vias=(), items: list[int] | None = None) -> list[Relief]:
+def reliefs(board: Board, pieces: list[Piece], tracks=(), vias=(), items: list[int] | None = None,
+            needed: int = SPOKES_KEPT) -> list[Relief]:
     """Every thermally relieved pad with a spoke into a piece of its zone's fill, per zone and layer, with the spokes
-    KiCad counts. pieces: zones.predict with the same tracks and vias; items: their joined_items, if known."""
+    KiCad counts. pieces: zones.predict with the same tracks and vias; items: their joined_items, if known; needed:
+    the fewest spokes KiCad asks (the rules' min_spokes)."""
     if items is None:
         items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
     found: dict[tuple[int, str, int], Relief] = {}
     for piece, n in zip(pieces, items):
         for i, _, _ in piece.spokes:
-            r = found.setdefault((i, piece.layer, piece.zone), Relief(i, piece.layer, piece.zone, 0, 0))
+            r = found.setdefault((i, piece.layer, piece.zone), Relief(i, piece.layer, piece.zone, 0, 0, needed))
             if n > 1:
                 r.spokes += 1
             else:
@@ -85,7 +89,7 @@ def reliefs(board: Board, pieces: list[Piece], tracks=(), vias=(), items: list[i
     for t in list(board.tracks) + list(tracks):
         own_tracks.setdefault((t.net, t.layer), []).append(t)
     for r in found.values():
-        if r.spokes < SPOKES_KEPT:
+        if r.spokes < r.needed:
             own = own_tracks.get((board.pads[r.pad].net, r.layer), [])
             r.spokes += track_spokes(board, r, fills[(r.zone, r.layer)], own)
     return list(found.values())
@@ -120,7 +124,7 @@ def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), m
     from the pad's centre into a piece of its zone's fill joined to more than the pad, clear of all other copper,
     holes, the board edge, rule areas and other nets' solder-mask openings."""
     items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
-    starved = [r for r in reliefs(board, pieces, tracks, vias, items)
+    starved = [r for r in reliefs(board, pieces, tracks, vias, items, rules.min_spokes)
                if r.short and (r.pad, r.layer, r.zone) not in before]
     if not starved:
         return []
@@ -142,7 +146,7 @@ def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), m
             stub = stub_into(pad, r.layer, angle, width, gap, targets, zone)
             if stub is not None and legal(board, rules, copper, stub, margin) and clear_of(stub, stubs, rules, margin):
                 found.append(stub)
-        stubs += found[:SPOKES_KEPT - r.spokes]
+        stubs += found[:r.needed - r.spokes]
     return stubs
 
 
