@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import shapely
 from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
@@ -85,28 +86,28 @@ def reliefs(board: Board, pieces: list[Piece], tracks=(), vias=(), items: list[i
     fills: dict[tuple[int, str], list] = {}
     for piece in pieces:
         fills.setdefault((piece.zone, piece.layer), []).append(piece.shape)
-    own_tracks: dict[tuple[int, str], list[Track]] = {}
+    ends: dict[tuple[int, str], list] = {}        # (net, layer) -> its tracks' (start, end), as one array below
     for t in list(board.tracks) + list(tracks):
-        own_tracks.setdefault((t.net, t.layer), []).append(t)
+        ends.setdefault((t.net, t.layer), []).append((t.start, t.end))
+    ends = {key: np.array(pairs, dtype=np.float64) for key, pairs in ends.items()}
     for r in found.values():
         if r.spokes < r.needed:
-            own = own_tracks.get((board.pads[r.pad].net, r.layer), [])
+            own = ends.get((board.pads[r.pad].net, r.layer), np.zeros((0, 2, 2)))
             r.spokes += track_spokes(board, r, fills[(r.zone, r.layer)], own)
     return list(found.values())
 
 
-def track_spokes(board: Board, r: Relief, fill: list, tracks: list[Track]) -> int:
-    """Of the tracks (the pad's net's, on the relief's layer), those from inside the pad (grown by half the gap)
-    into the fill."""
+def track_spokes(board: Board, r: Relief, fill: list, ends: np.ndarray) -> int:
+    """Of the tracks (the pad's net's on the relief's layer, as (n, 2, 2) start and end points), those from inside
+    the pad (grown by half the gap) into the fill."""
     pad, zone = board.pads[r.pad], board.zones[r.zone]
     inside = pad.outline.buffer(relief_gap(pad, zone) / 2)
-    n = 0
-    for t in tracks:
-        for a, b in ((t.start, t.end), (t.end, t.start)):
-            if inside.contains(Point(a)):
-                n += any(f.intersects(Point(b)) for f in fill)
-                break
-    return n
+    start_in = shapely.contains_xy(inside, ends[:, 0, 0], ends[:, 0, 1])
+    end_in = shapely.contains_xy(inside, ends[:, 1, 0], ends[:, 1, 1])
+    other = np.where(start_in[:, None], ends[:, 1], ends[:, 0])[start_in | end_in]     # the end away from the pad
+    if not other.size:
+        return 0
+    return int(np.any([shapely.intersects_xy(f, other[:, 0], other[:, 1]) for f in fill], axis=0).sum())
 
 
 DIRECTIONS = 8                    # stub directions tried, every 45 degrees
