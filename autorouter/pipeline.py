@@ -46,6 +46,8 @@ class RouteResult:
     rois_per_launch: float = 0.0    # mean searches per engine call
     nets_to_route: int = 0          # nets with a join to make (counted as `connections` is)
     cut_short: str = ""             # what stopped the run before it was done (time limit, a signal), if anything
+    fills_before: list = field(default_factory=list)   # the zone fills KiCad's refill makes without the new copper
+    fills: list = field(default_factory=list)          # and with it (zones.predict), for the check to take over
 
     def failed_nets(self) -> dict[str, str]:
         """Net name -> reason, for every net with a connection left unrouted."""
@@ -95,7 +97,7 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starv
     other net as a wall (strict: whatever is found is legal); the first at the nets' own sizes, the later ones with
     the board's smallest track and via, which fit where the class sizes do not. Last, thermal reliefs the new
     copper starved get a stub into their fill (zones.feed_starved). Returns the tasks (the joining ones added),
-    tracks, vias, and the pad groups each net ends with."""
+    tracks, vias, the zone fills predicted with them, and the pad groups each net ends with."""
     tasks = list(tasks)
     hole_gap = rules.hole_to_hole + config.clearance_margin
     for round_ in range(FINISH_ROUNDS + 1):
@@ -109,8 +111,9 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starv
                 if pieces and not stopping else []
             if stubs:
                 tracks = tracks + stubs
-                groups = pad_groups(board, tracks, vias, predict_fill(board, rules, tracks, vias))
-            return tasks, tracks, vias, groups
+                pieces = predict_fill(board, rules, tracks, vias)
+                groups = pad_groups(board, tracks, vias, pieces)
+            return tasks, tracks, vias, list(pieces), groups
         extra = build_tasks(board, rules, profiles, lattice, config, apart, tracks=tracks, vias=vias, pieces=pieces,
                             smallest=round_ > 0)
         reconnect(extra, outcome)
@@ -174,8 +177,8 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
     starved_before = starved_keys(reliefs(board, pieces, needed=rules.min_spokes), strict=True)
-    tasks, tracks, vias, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks, outcome,
-                                         starved_before)
+    tasks, tracks, vias, fills, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks,
+                                                outcome, starved_before)
     timings["finishing"] = time.monotonic() - t0
     engine_report = getattr(engine, "report", lambda: None)()
     notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \
@@ -188,7 +191,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     result = RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
                          engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds,
                          needed + cut_apart, missing, outcome.context.rois / max(outcome.context.launches, 1),
-                         nets_to_route, should_stop())
+                         nets_to_route, should_stop(), list(pieces), fills)
     report({"stage": "done", "nets": result.routed_nets, "nets_total": nets_to_route,
             "connections": result.routed_connections, "connections_total": result.connections})
     return result

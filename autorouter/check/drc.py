@@ -101,7 +101,10 @@ def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False
     return items
 
 
-def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = False) -> CheckReport:
+def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = False, fills=None,
+          fills_before=None) -> CheckReport:
+    """fills, fills_before: zones.predict with the new tracks and vias and without them, where the caller has them
+    (the route's result); else predicted here."""
     items = board_items(board, new_tracks, new_vias, only_new, rules)
     report = CheckReport()
     clearance_violations(board, rules, items, report)
@@ -110,9 +113,9 @@ def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = Fals
     hole_violations(rules, items, report)
     mask_violations(board, items, report)
     bare_via_violations(board, rules, items, report)
-    pieces = predict(board, rules, new_tracks, new_vias)
+    pieces = predict(board, rules, new_tracks, new_vias) if fills is None else fills
     dangling_violations(board, items, report, pieces)
-    thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report)
+    thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report, fills_before)
     report.unrouted = unrouted(board, new_tracks, new_vias, pieces)
     return report
 
@@ -271,12 +274,14 @@ def dangling_violations(board, items, report, pieces=()) -> None:
                                                f"{name(board, it)}: an end touches nothing of its net"))
 
 
-def thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report) -> None:
+def thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report, before_pieces=None) -> None:
     """Thermal reliefs with some spokes but fewer than KiCad asks (zones.reliefs); with only_new, those that were
     not starved before the new tracks and vias."""
     starved = [r for r in reliefs(board, pieces, new_tracks, new_vias, needed=rules.min_spokes) if r.starved]
     if starved and only_new:
-        before = starved_keys(reliefs(board, predict(board, rules), needed=rules.min_spokes))
+        if before_pieces is None:
+            before_pieces = predict(board, rules)
+        before = starved_keys(reliefs(board, before_pieces, needed=rules.min_spokes))
         starved = [r for r in starved if (r.pad, r.layer, r.zone) not in before]
     for r in starved:
         pad = board.pads[r.pad]
