@@ -236,8 +236,6 @@ def piece_at(parts: list, tree: STRtree, end: Point) -> int | None:
     return best
 
 
-
-
 def spoke_guards(board: Board, pieces: list[Piece]) -> list[tuple[BaseGeometry, str, int]]:
     """(area, layer, net): where other nets' copper must not come, so that the spokes that connect a pad to a fill
     today still connect it once routed: up to SPOKES_KEPT spokes a pad and layer, those farthest from other nets'

@@ -6,7 +6,8 @@ pad (grown by half the thermal gap) and ends in the fill counts as a spoke too. 
 but fewer than the board asks (its min_resolved_spokes, 2 by default; 0 turns the check off) is starved. Our
 verdict (`starved`) counts the islands' spokes too: the predicted fill loses webs that KiCad's keeps, which splits
 pieces KiCad keeps whole: counting those as islands reported starved reliefs on 26 of 44 routed corpus boards, where
-KiCad found them on 9. It misses reliefs whose only spokes reach true islands. The stubs go where the stricter count (`short`) falls short.
+KiCad found them on 9. It misses reliefs whose only spokes reach true islands. The stubs go where the stricter
+count (`short`) falls short.
 
 Routing keeps two spokes of each pad clear (spoke_guards), but other nets' tracks can still cut the fill around
 them into islands. feed_starved then adds such a track: a short straight stub of the net from the pad's centre into
