@@ -176,7 +176,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     make_room(outcome)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
-    starved_before = starved_keys(reliefs(board, pieces, needed=rules.min_spokes), strict=True)
+    starved_before = starved_keys(reliefs(board, rules, pieces), strict=True)
     tasks, tracks, vias, fills, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks,
                                                 outcome, starved_before)
     timings["finishing"] = time.monotonic() - t0

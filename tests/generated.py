@@ -130,6 +130,17 @@ def thermal_zone() -> TestBoard:
     return b
 
 
+def spoke_pair() -> TestBoard:
+    """Two GND pads 1 mm apart in a GND zone, whose facing spokes meet in the gap between them, where their reliefs
+    leave no fill (KiCad keeps such a pair of spokes); S1's pads lie off to the side, for tracks to cut spokes."""
+    b = TestBoard("spokes", 2, 20, 16)
+    b.footprint("J1", "Pads", 10, 8, [b.smd_pad("J1", i + 1, x, 0, 0.5, 0.5, "GND") for i, x in enumerate((-0.5, 0.5))],
+                True)
+    b.two_pad("R1", "1k", 4, 13, ["S1", "S1"])
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (19.5, 0.5), (19.5, 15.5), (0.5, 15.5)])
+    return b
+
+
 def zone_neck() -> TestBoard:
     """Two GND pads joined only by a neck of their zone's fill, along the board edge past a zone of higher priority
     (net S1, clearance 0.5): 0.35 mm wide at the GND zone's own clearance (0.3), 0.15 mm at S1's, so KiCad's fill,

@@ -1,5 +1,7 @@
 """Thermal reliefs as KiCad 9 judges them: our DRC finds the spokes that new tracks starve, and the router's stub
 feeds them where a free direction leads into the fill; KiCad agrees on both boards."""
+from dataclasses import replace
+
 import pytest
 
 import generated as g
@@ -34,7 +36,7 @@ def with_tracks(path, tracks, out):
 
 
 def starved_pads(board, rules, tracks):
-    return {(board.pads[r.pad].name, r.layer) for r in reliefs(board, predict(board, rules, tracks), tracks)
+    return {(board.pads[r.pad].name, r.layer) for r in reliefs(board, rules, predict(board, rules, tracks), tracks)
             if r.starved}
 
 
@@ -48,7 +50,7 @@ def test_cut_spokes_starve_the_relief_and_a_stub_feeds_it(tmp_path):
     assert starved_pads(board, rules, CUTS) == {("J1.1", "F.Cu")}
     report = check(board, rules, CUTS, [], only_new=True)
     assert report.by_kind().get("starved_thermal") == 1
-    before = starved_keys(reliefs(board, predict(board, rules)))
+    before = starved_keys(reliefs(board, rules, predict(board, rules)))
     stubs = feed_starved(board, rules, predict(board, rules, CUTS), CUTS, (), 0.01, before)
     assert len(stubs) == 1 and stubs[0].net == board.pads[0].net and stubs[0].start == (6.0, 4.0)
     assert abs(stubs[0].end[0] - 6) == pytest.approx(abs(stubs[0].end[1] - 4), abs=1e-3)   # a diagonal
@@ -88,8 +90,25 @@ def test_a_board_that_asks_for_one_spoke_is_content_with_one(tmp_path):
     path, board, rules = thermal_board(tmp_path, {"min_resolved_spokes": 1})
     assert rules.min_spokes == 1
     assert "starved_thermal" not in check(board, rules, CUTS, [], only_new=True).by_kind()
-    before = starved_keys(reliefs(board, predict(board, rules), needed=rules.min_spokes))
+    before = starved_keys(reliefs(board, rules, predict(board, rules)))
     assert feed_starved(board, rules, predict(board, rules, CUTS), CUTS, (), 0.01, before) == []
-    assert not [r for r in reliefs(board, predict(board, rules, CUTS), CUTS, needed=0) if r.starved or r.short]
+    unchecked = replace(rules, min_spokes=0)
+    assert not [r for r in reliefs(board, unchecked, predict(board, rules, CUTS), CUTS) if r.starved or r.short]
     if kicad_available() and JUDGE.is_dir():
         assert kicad_starved(with_tracks(path, CUTS, tmp_path / "cut.kicad_pcb")) == 0
+
+
+def test_spokes_that_meet_a_neighbours_count(tmp_path):
+    """S1 tracks above and below two GND pads cut their spokes up and down. Each keeps the spoke outwards into the
+    fill and the one towards the other pad, which ends in no fill (their reliefs overlap) but inside the other
+    pad's spoke: KiCad's filler keeps the pair and its DRC counts two spokes a pad, and so do we."""
+    path = g.write(g.spoke_pair(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    s1 = next(n for n, name in board.net_names.items() if name == "S1")
+    cuts = [Track((8.0, y), (12.0, y), 0.25, "F.Cu", s1) for y in (7.1, 8.9)]
+    found = {board.pads[r.pad].name: r.spokes for r in reliefs(board, rules, predict(board, rules, cuts), cuts)}
+    assert found == {"J1.1": 2, "J1.2": 2}
+    assert "starved_thermal" not in check(board, rules, cuts, [], only_new=True).by_kind()
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(with_tracks(path, cuts, tmp_path / "cut.kicad_pcb")) == 0

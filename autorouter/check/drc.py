@@ -277,11 +277,11 @@ def dangling_violations(board, items, report, pieces=()) -> None:
 def thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report, fills_before=None) -> None:
     """Thermal reliefs with some spokes but fewer than KiCad asks (zones.reliefs); with only_new, those that were
     not starved before the new tracks and vias."""
-    starved = [r for r in reliefs(board, pieces, new_tracks, new_vias, needed=rules.min_spokes) if r.starved]
+    starved = [r for r in reliefs(board, rules, pieces, new_tracks, new_vias) if r.starved]
     if starved and only_new:
         if fills_before is None:
             fills_before = predict(board, rules)
-        before = starved_keys(reliefs(board, fills_before, needed=rules.min_spokes))
+        before = starved_keys(reliefs(board, rules, fills_before))
         starved = [r for r in starved if (r.pad, r.layer, r.zone) not in before]
     for r in starved:
         pad = board.pads[r.pad]

@@ -25,7 +25,7 @@ from shapely.strtree import STRtree
 
 from ..board.model import Board, Track
 from ..board.rules import SPOKES_KEPT
-from .fill import MARGIN, Copper, Piece, relief_gap, relief_width
+from .fill import MARGIN, Copper, Piece, connection, relief_gap, relief_width, spokes
 
 
 @dataclass
@@ -69,17 +69,18 @@ def joined_items(pieces: list[Piece], own: dict) -> list[int]:
     return counts
 
 
-def reliefs(board: Board, pieces: list[Piece], tracks=(), vias=(), items: list[int] | None = None,
-            needed: int = SPOKES_KEPT) -> list[Relief]:
+def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items: list[int] | None = None,
+            copper: Copper | None = None) -> list[Relief]:
     """Every thermally relieved pad with a spoke into a piece of its zone's fill, per zone and layer, with the spokes
-    KiCad counts. pieces: zones.predict with the same tracks and vias; items: their joined_items, if known; needed:
-    the fewest spokes KiCad asks (the rules' min_spokes)."""
+    KiCad counts, and the fewest it asks (rules.min_spokes). pieces: zones.predict with the same tracks and vias;
+    items: their joined_items, and copper: Copper with them, if known."""
     if items is None:
         items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
     found: dict[tuple[int, str, int], Relief] = {}
     for piece, n in zip(pieces, items):
         for i, _, _ in piece.spokes:
-            r = found.setdefault((i, piece.layer, piece.zone), Relief(i, piece.layer, piece.zone, 0, 0, needed))
+            r = found.setdefault((i, piece.layer, piece.zone), Relief(i, piece.layer, piece.zone, 0, 0,
+                                                                         rules.min_spokes))
             if n > 1:
                 r.spokes += 1
             else:
@@ -91,11 +92,41 @@ def reliefs(board: Board, pieces: list[Piece], tracks=(), vias=(), items: list[i
     for t in list(board.tracks) + list(tracks):
         ends.setdefault((t.net, t.layer), []).append((t.start, t.end))
     ends = {key: np.array(pairs, dtype=np.float64) for key, pairs in ends.items()}
+    landed = {(i, piece.layer, piece.zone, end.x, end.y) for piece in pieces for i, _, end in piece.spokes}
     for r in found.values():
         if r.spokes < r.needed:
             own = ends.get((board.pads[r.pad].net, r.layer), np.zeros((0, 2, 2)))
             r.spokes += track_spokes(board, r, fills[(r.zone, r.layer)], own)
+        if r.spokes < r.needed:
+            copper = copper or Copper(board, rules, tracks, vias)
+            r.spokes += meeting_spokes(board, r, landed, copper)
     return list(found.values())
+
+
+MEET = 1e-3       # mm: KiCad tests a spoke's end inside another spoke 1 nm outside its outline too
+
+
+def meeting_spokes(board: Board, r: Relief, landed: set, copper: Copper) -> int:
+    """Of the relief's spokes whose end lies in no piece of the fill, those that meet a spoke of another relieved pad
+    of the zone: each end inside the other spoke, which KiCad's filler keeps (its second test after the fill itself)
+    and whose copper joins the two pads, so that its DRC counts the spoke; unless the pair comes within the zone's
+    clearance of another net's copper (or a hole), whose clearance KiCad then cuts out of it. landed: (pad, layer,
+    zone, end x, end y) of the spokes that end in a piece."""
+    pad, zone = board.pads[r.pad], board.zones[r.zone]
+    loose = [(body, end) for body, end in spokes(pad, zone) if (r.pad, r.layer, r.zone, end.x, end.y) not in landed]
+    if not loose:
+        return 0
+    reach = 2 * max(body.hausdorff_distance(end) for body, end in loose) + MEET
+    others = [(body, end) for i, other in enumerate(board.pads) if i != r.pad and other.net == pad.net
+              and r.layer in other.layers and abs(other.x - pad.x) < reach and abs(other.y - pad.y) < reach
+              and connection(other, zone) == "thermal" for body, end in spokes(other, zone)]
+    layer = board.copper_layers.index(r.layer)
+
+    def clear(body) -> bool:
+        return bool((copper.nets[copper.near(body, layer, zone.clearance)] == pad.net).all())
+
+    return sum(any(ob.buffer(MEET).contains(end) and body.buffer(MEET).contains(oe) and clear(body) and clear(ob)
+                   for ob, oe in others) for body, end in loose)
 
 
 def track_spokes(board: Board, r: Relief, fill: list, ends: np.ndarray) -> int:
@@ -126,11 +157,11 @@ def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), m
     from the pad's centre into a piece of its zone's fill joined to more than the pad, clear of all other copper,
     holes, the board edge, rule areas and other nets' solder-mask openings."""
     items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
-    starved = [r for r in reliefs(board, pieces, tracks, vias, items, rules.min_spokes)
+    copper = Copper(board, rules, tracks, vias)
+    starved = [r for r in reliefs(board, rules, pieces, tracks, vias, items, copper)
                if r.short and (r.pad, r.layer, r.zone) not in before]
     if not starved:
         return []
-    copper = Copper(board, rules, tracks, vias)
     stubs: list[Track] = []
     for r in starved:
         pad, zone = board.pads[r.pad], board.zones[r.zone]
