@@ -2,12 +2,13 @@
 
 KiCad counts, per thermally relieved pad, zone and layer, the spokes that reach a piece of the fill; a piece joined
 to nothing but that one pad is an island whose spokes connect nothing. A track of the net that starts inside the
-pad (grown by half the thermal gap) and ends in the fill counts as a spoke too. A pad with some spokes into the fill
-but fewer than the board asks (its min_resolved_spokes, 2 by default; 0 turns the check off) is starved. Our
-verdict (`starved`) counts the islands' spokes too: the predicted fill loses webs that KiCad's keeps, which splits
-pieces KiCad keeps whole: counting those as islands reported starved reliefs on 26 of 44 routed corpus boards, where
-KiCad found them on 9. It misses reliefs whose only spokes reach true islands. The stubs go where the stricter
-count (`short`) falls short.
+pad (grown by half the thermal gap) and ends in the fill counts as a spoke too, and so does a spoke whose end lies
+inside a neighbouring pad's spoke, whose end lies inside it (KiCad's filler keeps the pair). A pad with some spokes
+into the fill but fewer than the board asks (its min_resolved_spokes, 2 by default; 0 turns the check off) is
+starved. Our verdict (`starved`) counts the islands' spokes too: the predicted fill loses webs that KiCad's keeps,
+which splits pieces KiCad keeps whole: counting those as islands reported starved reliefs on 26 of 44 routed corpus
+boards, where KiCad found them on 9. It misses reliefs whose only spokes reach true islands. The stubs go where the
+stricter count (`short`) falls short.
 
 Routing keeps two spokes of each pad clear (spoke_guards), but other nets' tracks can still cut the fill around
 them into islands. feed_starved then adds such a track: a short straight stub of the net from the pad's centre into
@@ -103,30 +104,40 @@ def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items:
     return list(found.values())
 
 
-MEET = 1e-3       # mm: KiCad tests a spoke's end inside another spoke 1 nm outside its outline too
+MEET = 1e-3       # mm of slack when a spoke's end is tested inside another spoke (KiCad allows 1 nm)
 
 
 def meeting_spokes(board: Board, r: Relief, landed: set, copper: Copper) -> int:
     """Of the relief's spokes whose end lies in no piece of the fill, those that meet a spoke of another relieved pad
     of the zone: each end inside the other spoke, which KiCad's filler keeps (its second test after the fill itself)
-    and whose copper joins the two pads, so that its DRC counts the spoke; unless the pair comes within the zone's
-    clearance of another net's copper (or a hole), whose clearance KiCad then cuts out of it. landed: (pad, layer,
-    zone, end x, end y) of the spokes that end in a piece."""
+    and whose copper joins the two pads, so that its DRC counts the spoke; unless other nets' clearances (KiCad cuts
+    them out of the spokes after adding them) or its minimum width leave nothing that joins them. landed: (pad,
+    layer, zone, end x, end y) of the spokes that end in a piece."""
     pad, zone = board.pads[r.pad], board.zones[r.zone]
     loose = [(body, end) for body, end in spokes(pad, zone) if (r.pad, r.layer, r.zone, end.x, end.y) not in landed]
     if not loose:
         return 0
     reach = 2 * max(body.hausdorff_distance(end) for body, end in loose) + MEET
-    others = [(body, end) for i, other in enumerate(board.pads) if i != r.pad and other.net == pad.net
+    others = [(other, body, end) for i, other in enumerate(board.pads) if i != r.pad and other.net == pad.net
               and r.layer in other.layers and abs(other.x - pad.x) < reach and abs(other.y - pad.y) < reach
               and connection(other, zone) == "thermal" for body, end in spokes(other, zone)]
     layer = board.copper_layers.index(r.layer)
 
-    def clear(body) -> bool:
-        return bool((copper.nets[copper.near(body, layer, zone.clearance)] == pad.net).all())
+    def joins(body, other, other_body) -> bool:
+        """Whether the pair, less other nets' clearances and features thinner than the zone allows, still joins
+        the two pads."""
+        pair = body.union(other_body)
+        near = copper.near(pair, layer, zone.clearance + MARGIN)
+        near = near[copper.nets[near] != pad.net]
+        if near.size:
+            pair = pair.difference(shapely.union_all(copper.grown(near, zone.clearance)))
+        half = zone.min_thickness / 2
+        pair = pair.buffer(-half, quad_segs=4).buffer(half, quad_segs=4) if half > 0 else pair
+        return any(part.intersects(pad.outline) and part.intersects(other.outline)
+                   for part in getattr(pair, "geoms", [pair]))
 
-    return sum(any(ob.buffer(MEET).contains(end) and body.buffer(MEET).contains(oe) and clear(body) and clear(ob)
-                   for ob, oe in others) for body, end in loose)
+    return sum(any(ob.buffer(MEET).contains(end) and body.buffer(MEET).contains(oe) and joins(body, other, ob)
+                   for other, ob, oe in others) for body, end in loose)
 
 
 def track_spokes(board: Board, r: Relief, fill: list, ends: np.ndarray) -> int:
