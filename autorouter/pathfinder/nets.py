@@ -134,10 +134,15 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
             for pin in t.pins:
                 pin.portals = keep_clear_of(pin.portals, t.net, t.rules.track_width, lattice, tracks, gap)
             t.blocked = ["/".join(p.name for p in pin.pads) for pin in t.pins if not pin.portals.nodes.size]
-    # stubs are exact segments: two may be exactly the clearance apart, as KiCad allows
+    mark_conflicts(tasks, lattice, rules)
+    return tasks
+
+
+def mark_conflicts(tasks: list[NetTask], lattice, rules: DesignRules) -> None:
+    """The other nets' portals each task's stubs rule out (portals.mark_stub_conflicts). Stubs are exact segments:
+    two may be exactly the clearance apart, as KiCad allows."""
     mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in tasks], lattice,
                         rules.max_clearance)
-    return tasks
 
 
 def prefers_smallest(cls: NetClassRules, rules: DesignRules, config) -> bool:
@@ -190,6 +195,5 @@ def neck_tasks(tasks: list[NetTask], nets: set[int], board, rules, profiles, lat
         if new is not None:
             changed.add(t.net)
     if changed:
-        mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in out], lattice,
-                            rules.max_clearance)
+        mark_conflicts(out, lattice, rules)
     return out, changed

@@ -25,7 +25,6 @@ from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
 from ..board.model import Board, Track
-from ..board.rules import SPOKES_KEPT
 from .fill import MARGIN, Copper, Piece, connection, relief_gap, relief_width, spokes
 
 
@@ -36,7 +35,7 @@ class Relief:
     zone: int
     spokes: int              # into pieces joined to more than the pad, and tracks of the net from it into the fill
     island_spokes: int       # into pieces that hold nothing but the pad
-    needed: int = SPOKES_KEPT    # the fewest KiCad asks (the board's min_resolved_spokes; 0: not checked)
+    needed: int              # the fewest KiCad asks (the board's min_resolved_spokes; 0: not checked)
 
     @property
     def starved(self) -> bool:
