@@ -88,7 +88,11 @@ def lattice_pitch(board: Board, rules: DesignRules, config: RouterConfig) -> flo
                                         config)
 
 
-FINISH_ROUNDS = 3     # rounds of joining what is still apart once negotiation is over
+# Rounds of joining what is still apart once negotiation is over. A join can cut another net's fill (two zones
+# that share a layer), which the next round joins again: rounds go on while the joins still missing fall, and stop
+# after FINISH_STALL rounds without a new low.
+FINISH_ROUNDS = 8
+FINISH_STALL = 2
 
 
 def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset()):
@@ -100,13 +104,16 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starv
     tracks, vias, the zone fills predicted with them, and the pad groups each net ends with."""
     tasks = list(tasks)
     hole_gap = rules.hole_to_hole + config.clearance_margin
+    fewest, stalled = None, 0
     for round_ in range(FINISH_ROUNDS + 1):
         tracks, vias = routes_to_items(lattice, tasks, outcome.routes, hole_gap)
         pieces = predict_fill(board, rules, tracks, vias) if board.zones else ()
         groups = pad_groups(board, tracks, vias, pieces)
         apart = {board.net_name(net) for net, g in groups.items() if len(g) > 1 and net in scope}
+        missing = sum(len(g) - 1 for net, g in groups.items() if net in scope)
+        fewest, stalled = (missing, 0) if fewest is None or missing < fewest else (fewest, stalled + 1)
         stopping = outcome.context.should_stop()
-        if not apart or round_ == FINISH_ROUNDS or stopping:
+        if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
             stubs = feed_starved(board, rules, pieces, tracks, vias, config.clearance_margin, starved_before) \
                 if pieces and not stopping else []
             if stubs:

@@ -43,12 +43,13 @@ def join(t: NetTask, routes: dict[int, NetRoute], ctx: Context) -> int:
     """Search t's connections with every other net as a wall and add what is found to its net's route; returns how
     many were added."""
     ctx.wall = 1
-    new = route_batch([t], ctx)[0]
     route = routes.setdefault(t.net, NetRoute())
+    ctx.occ.add(route, -1)          # the net's own copper is no wall to it
+    new = route_batch([t], ctx)[0]
     route.failed += new.failed
     if not new.connections:
+        ctx.occ.add(route, +1)
         return 0
-    ctx.occ.add(route, -1)
     added = 0
     for conn in new.connections:
         # the walls keep the new copper out of the others' covers; its own cover must not hold them either (a
