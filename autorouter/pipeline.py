@@ -16,14 +16,16 @@ from .board.rules import DesignRules
 from .config import RouterConfig
 from .lattice import build_obstacles, choose_pitch, make_lattice
 from .lattice.grid import Lattice
+from .lattice.raster import nodes_inside
 from .board.connectivity import pad_groups
 from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, reconnect
+from .pathfinder.finishing import clear_areas
 from .pathfinder.nets import neck_tasks
 from .search import make_engine
 from .search.constants import STEP
 from .writeback.tracks import routes_to_items
 from .zones import predict as predict_fill
-from .zones import feed_starved, reliefs, spoke_guards, starved_keys
+from .zones import feed_starved, relief_room, reliefs, spoke_guards, starved_keys
 
 
 @dataclass
@@ -95,7 +97,50 @@ FINISH_ROUNDS = 8
 FINISH_STALL = 2
 
 
-def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset()):
+def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset(),
+           fills_before=()):
+    """join_rounds, then once more if some thermal relief is left short that no stub could feed: the nets whose
+    copper crowds it move away (clear_areas), and the result with fewer joins missing, then fewer reliefs short, is
+    kept."""
+    first = join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before)
+    if outcome.context.should_stop() or not first[3]:
+        return first
+    short = [r for r in reliefs(board, rules, first[3], first[1], first[2])
+             if r.short and (r.pad, r.layer, r.zone) not in starved_before]
+    if not short:
+        return first
+    kept = {net: NetRoute(list(r.connections), list(r.failed)) for net, r in outcome.routes.items()}
+    if not clear_areas(outcome, relief_areas(board, lattice, short, fills_before)):
+        return first
+    second = join_rounds(board, rules, profiles, lattice, config, scope, first[0], outcome, starved_before)
+    if score(second, board, rules, scope, starved_before) < score(first, board, rules, scope, starved_before):
+        return second
+    outcome.routes.clear()
+    outcome.routes.update(kept)
+    return first
+
+
+def score(finished, board, rules, scope, starved_before) -> tuple[int, int]:
+    """(joins missing, reliefs short) of a join_rounds result: lower is better."""
+    _, tracks, vias, pieces, groups = finished
+    missing = sum(len(g) - 1 for net, g in groups.items() if net in scope)
+    short = sum(1 for r in reliefs(board, rules, pieces, tracks, vias)
+                if r.short and (r.pad, r.layer, r.zone) not in starved_before)
+    return missing, short
+
+
+def relief_areas(board, lattice, short, fills_before) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """Each short relief's room (zones.relief_room) on the lattice: the nodes of its layer and the via sites inside
+    it, both sorted flat indices, and the pad's net it is kept for."""
+    which, sites = nodes_inside(lattice, [relief_room(board, r, fills_before) for r in short])
+    areas = []
+    for k, r in enumerate(short):
+        inside = np.unique(sites[which == k])
+        areas.append((inside + board.copper_layers.index(r.layer) * lattice.plane, inside, board.pads[r.pad].net))
+    return areas
+
+
+def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset()):
     """Join what negotiation left apart: connections it dropped, and pads that the zone fills no longer join once
     the new tracks cut them (KiCad's refill predicted with them). Each round searches the missing joins with every
     other net as a wall (strict: whatever is found is legal); the first at the nets' own sizes, the later ones with
@@ -185,7 +230,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     t0 = time.monotonic()
     starved_before = starved_keys(reliefs(board, rules, pieces), strict=True)
     tasks, tracks, vias, fills, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks,
-                                                outcome, starved_before)
+                                                outcome, starved_before, pieces)
     timings["finishing"] = time.monotonic() - t0
     engine_report = getattr(engine, "report", lambda: None)()
     notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \

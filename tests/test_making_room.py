@@ -67,3 +67,36 @@ def test_a_negotiation_among_nets_that_gains_nothing_leaves_no_trace(tmp_path):
     assert not kept                             # every net was routed already: nothing to gain
     assert all(np.array_equal(a, b) for a, b in zip(before, arrays()))
     assert all(outcome.routes[n] is r for n, r in routes.items()) and outcome.context.wall == 0
+
+
+def test_nets_leave_an_area_kept_for_a_relief(tmp_path):
+    # the room a thermal relief needs for its fill: the nets in it route around it, or nothing changes
+    from autorouter.pathfinder import build_tasks, negotiate
+    from autorouter.pathfinder.congestion import in_sorted
+    from autorouter.pathfinder.finishing import clear_areas
+    from autorouter.search.cpu import CpuEngine
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path, nets=2)
+    tasks = build_tasks(board, rules, profiles, lattice, config)
+    outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config)
+    routes, occ = outcome.routes, outcome.context.occ
+
+    def area(nodes):
+        nodes = np.unique(nodes)
+        return nodes, np.unique(nodes % lattice.plane), -1
+
+    def at_wall(nodes):              # nodes beside the wall of pins at x = 13 mm
+        x, _ = lattice.node_xy(nodes)
+        return nodes[np.abs(x - 13) < 0.6]
+
+    everywhere = np.arange(lattice.size)
+    arrays = lambda: [a.copy() for a in (occ.track, occ.via, occ.centres)]
+    before, kept = arrays(), dict(routes)
+    assert clear_areas(outcome, [area(at_wall(everywhere))]) == 0       # no way past the wall but through it
+    assert all(np.array_equal(a, b) for a, b in zip(before, arrays()))
+    assert all(routes[n] is r for n, r in kept.items())
+
+    net = tasks[0].net
+    gap = area(at_wall(routes[net].nodes()))                           # the gap and layer the net passes by
+    assert clear_areas(outcome, [gap]) == 1
+    assert not in_sorted(gap[0], routes[net].nodes()).any()
+    assert all(len(routes[t.net].connections) == t.connections and not occ.conflicts(routes[t.net]) for t in tasks)

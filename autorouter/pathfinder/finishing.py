@@ -117,6 +117,29 @@ def make_room(outcome: Negotiation) -> None:
             more = nearest_nets(where, routes, occ.lattice)
 
 
+def clear_areas(outcome: Negotiation, areas: list[tuple[np.ndarray, np.ndarray, int]]) -> int:
+    """For each area (sorted flat track nodes, sorted via sites, the net it is kept for) that other nets' copper
+    should leave (the room a thermal relief needs, say): the nets whose tracks or vias lie in it negotiate again
+    among themselves with the area a wall, every other net frozen; kept when it is legal and joins no less.
+    Returns how many areas were cleared."""
+    routes, ctx = outcome.routes, outcome.context
+    occ = ctx.occ
+    by_net = {t.net: t for t in outcome.tasks}
+    cleared = 0
+    for nodes, sites, owner in areas:
+        inside = [n for n, r in routes.items() if n != owner and r.connections and (
+            in_sorted(nodes, r.nodes()).any() or in_sorted(sites, r.via_sites(occ.lattice)).any())]
+        if not inside or len(inside) > MAX_MOVED or not all(n in by_net for n in inside) or ctx.should_stop():
+            continue
+        occ.track[nodes] += 1             # a cover of no net: a wall once negotiate_among freezes it
+        occ.via[sites] += 1
+        kept, _ = negotiate_among([by_net[n] for n in inside], routes, occ, ctx, credit=1)
+        occ.track[nodes] -= 1
+        occ.via[sites] -= 1
+        cleared += kept
+    return cleared
+
+
 def in_the_way(t: NetTask, routes: dict[int, NetRoute], occ: Occupancy, ctx: Context) -> list[int]:
     """The nets that t's connections would cross if the other nets were prices (the highest), not walls."""
     own = routes[t.net]

@@ -156,6 +156,28 @@ DIRECTIONS = 8                    # stub directions tried, every 45 degrees
 SAME_WAY = math.radians(30)       # a stub closer than this to a connected spoke's direction runs along it
 
 
+RELIEF_REACH = 1.5     # mm around the end of a relief's spoke where the fill it reached before routing is kept free
+
+
+def relief_room(board: Board, relief: Relief, fills_before: list[Piece]):
+    """Where other nets' copper should leave room for a relieved pad's fill to reach it again, once routing left
+    it short and no stub could feed it: its spokes, and the fill each reached before routing within RELIEF_REACH
+    of its end, grown by the zone's clearance, less the surroundings of other nets' pads (their own ways in)."""
+    pad, zone = board.pads[relief.pad], board.zones[relief.zone]
+    before = [p.shape for p in fills_before if p.zone == relief.zone and p.layer == relief.layer]
+    parts = []
+    for body, end in spokes(pad, zone):
+        reached = [shape for shape in before if shape.distance(end) < zone.min_thickness]
+        parts.append(body.union(shapely.union_all(reached).intersection(end.buffer(RELIEF_REACH))) if reached
+                     else body)
+    room = shapely.union_all(parts).buffer(zone.clearance)
+    near = [p.outline for p in board.pads if p.net != pad.net and relief.layer in p.layers
+            and p.outline.distance(room) < zone.clearance + RELIEF_REACH]
+    if near:
+        room = room.difference(shapely.union_all(near).buffer(zone.clearance + RELIEF_REACH / 2))
+    return room
+
+
 def starved_keys(reliefs_: list[Relief], strict: bool = False) -> set[tuple[int, str, int]]:
     return {(r.pad, r.layer, r.zone) for r in reliefs_ if (r.short if strict else r.starved)}
 
