@@ -3,6 +3,7 @@ feeds them where a free direction leads into the fill; KiCad agrees on both boar
 from dataclasses import replace
 
 import pytest
+import shapely
 
 import generated as g
 from autorouter.board import load_board
@@ -10,7 +11,7 @@ from autorouter.board.model import Track
 from autorouter.board.rules import load_rules
 from autorouter.check import check
 from autorouter.config import RouterConfig
-from autorouter.zones import feed_starved, predict, reliefs, starved_keys
+from autorouter.zones import feed_starved, predict, relief_room, reliefs, starved_keys
 from conftest import JUDGE, judge, kicad_available
 
 # Short S1 tracks across three of the four spokes of J1.1 (a 1.7 mm square GND pad at (6, 4) in a GND zone): only
@@ -59,6 +60,18 @@ def test_cut_spokes_starve_the_relief_and_a_stub_feeds_it(tmp_path):
     if kicad_available() and JUDGE.is_dir():
         assert kicad_starved(with_tracks(path, CUTS, tmp_path / "cut.kicad_pcb")) == 1
         assert kicad_starved(with_tracks(path, CUTS + stubs, tmp_path / "fed.kicad_pcb")) == 0
+
+
+def test_a_starved_relief_asks_for_room_where_its_spokes_reached_the_fill(tmp_path):
+    # what the nets that cut J1.1's spokes are asked to leave, when no stub can feed it: the cuts at its sides lie
+    # in it; the one below, beside J1.2 (S1's own pad, whose way in it keeps), does not, nor does any other pad
+    path, board, rules = thermal_board(tmp_path)
+    cut = predict(board, rules, CUTS)
+    relief = next(r for r in reliefs(board, rules, cut, CUTS) if r.starved)
+    room = relief_room(board, relief, predict(board, rules))
+    assert [room.intersects(t.body()) for t in CUTS] == [True, True, False]
+    assert not any(room.intersects(p.outline) for p in board.pads if p.net != board.pads[relief.pad].net)
+    assert room.contains(shapely.Point(6, 4 - 1.5))              # the fill above J1.1 that its one spoke reaches
 
 
 def test_a_square_oval_pad_has_spokes_at_90_degrees_as_kicad_gives_it(tmp_path):
