@@ -120,8 +120,8 @@ def make_room(outcome: Negotiation) -> None:
 def clear_areas(outcome: Negotiation, areas: list[tuple[np.ndarray, np.ndarray, int]]) -> int:
     """For each area (sorted flat track nodes, sorted via sites, the net it is kept for) that other nets' copper
     should leave (the room a thermal relief needs, say): the nets whose tracks or vias lie in it negotiate again
-    among themselves with the area a wall, every other net frozen; kept when it is legal and joins no less.
-    Returns how many areas were cleared."""
+    among themselves with the area a wall, every other net frozen, and once more with the nets nearest to it when
+    they find no other way; kept when it is legal and joins no less. Returns how many areas were cleared."""
     routes, ctx = outcome.routes, outcome.context
     occ = ctx.occ
     by_net = {t.net: t for t in outcome.tasks}
@@ -133,7 +133,15 @@ def clear_areas(outcome: Negotiation, areas: list[tuple[np.ndarray, np.ndarray, 
             continue
         occ.track[nodes] += 1             # a cover of no net: a wall once negotiate_among freezes it
         occ.via[sites] += 1
-        kept, _ = negotiate_among([by_net[n] for n in inside], routes, occ, ctx, credit=1)
+        for _ in range(2):               # the nets in the area, then with the nets nearest to it
+            kept, _ = negotiate_among([by_net[n] for n in inside], routes, occ, ctx, credit=1)
+            if kept or ctx.should_stop():
+                break
+            more = [n for n in nearest_nets(nodes, routes, occ.lattice) if n not in inside and n != owner
+                    and n in by_net][:MAX_MOVED - len(inside)]
+            if not more:
+                break
+            inside += more
         occ.track[nodes] -= 1
         occ.via[sites] -= 1
         cleared += kept
