@@ -103,30 +103,30 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starv
     copper crowds it move away (clear_areas), and the result with fewer joins missing, then fewer reliefs short, is
     kept."""
     first = join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before)
-    if outcome.context.should_stop() or not first[3]:
-        return first
-    short = [r for r in reliefs(board, rules, first[3], first[1], first[2])
-             if r.short and (r.pad, r.layer, r.zone) not in starved_before]
-    if not short:
+    short = short_reliefs(board, rules, first, starved_before)
+    if outcome.context.should_stop() or not short:
         return first
     kept = {net: NetRoute(list(r.connections), list(r.failed)) for net, r in outcome.routes.items()}
     if not clear_areas(outcome, relief_areas(board, lattice, short, fills_before)):
         return first
     second = join_rounds(board, rules, profiles, lattice, config, scope, first[0], outcome, starved_before)
-    if score(second, board, rules, scope, starved_before) < score(first, board, rules, scope, starved_before):
+    if ((missing_joins(second[4], scope), len(short_reliefs(board, rules, second, starved_before)))
+            < (missing_joins(first[4], scope), len(short))):
         return second
     outcome.routes.clear()
     outcome.routes.update(kept)
     return first
 
 
-def score(finished, board, rules, scope, starved_before) -> tuple[int, int]:
-    """(joins missing, reliefs short) of a join_rounds result: lower is better."""
-    _, tracks, vias, pieces, groups = finished
-    missing = sum(len(g) - 1 for net, g in groups.items() if net in scope)
-    short = sum(1 for r in reliefs(board, rules, pieces, tracks, vias)
-                if r.short and (r.pad, r.layer, r.zone) not in starved_before)
-    return missing, short
+def missing_joins(groups: dict[int, list], scope: set[int]) -> int:
+    return sum(len(g) - 1 for net, g in groups.items() if net in scope)
+
+
+def short_reliefs(board, rules, finished, starved_before) -> list:
+    """The reliefs a join_rounds result leaves short that the board did not come with."""
+    _, tracks, vias, pieces, _ = finished
+    return [r for r in reliefs(board, rules, pieces, tracks, vias)
+            if r.short and (r.pad, r.layer, r.zone) not in starved_before]
 
 
 def relief_areas(board, lattice, short, fills_before) -> list[tuple[np.ndarray, np.ndarray, int]]:
@@ -155,7 +155,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         pieces = predict_fill(board, rules, tracks, vias) if board.zones else ()
         groups = pad_groups(board, tracks, vias, pieces)
         apart = {board.net_name(net) for net, g in groups.items() if len(g) > 1 and net in scope}
-        missing = sum(len(g) - 1 for net, g in groups.items() if net in scope)
+        missing = missing_joins(groups, scope)
         fewest, stalled = (missing, 0) if fewest is None or missing < fewest else (fewest, stalled + 1)
         stopping = outcome.context.should_stop()
         if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
