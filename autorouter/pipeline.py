@@ -103,8 +103,10 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starv
     copper crowds it move away (clear_areas), and the result with fewer joins missing, then fewer reliefs short, is
     kept."""
     first = join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before)
+    if outcome.context.should_stop():
+        return first
     short = short_reliefs(board, rules, first, starved_before)
-    if outcome.context.should_stop() or not short:
+    if not short:
         return first
     kept = {net: NetRoute(list(r.connections), list(r.failed)) for net, r in outcome.routes.items()}
     if not clear_areas(outcome, relief_areas(board, lattice, short, fills_before)):
