@@ -4,7 +4,7 @@
                                       [--out DIR] [--route-only | --judge-only]
 
 For each board: unpack it (with its .kicad_pro and .kicad_dru), strip its tracks and vias keeping the zones
-(`kicad_judge.py strip --keep-zones`), route the stripped board with `autorouter route --json`, then let KiCad judge
+(`kicad_judge.py strip --keep-zones`), route the stripped board with `autorouter route --events` (its negotiation kept), then let KiCad judge
 both (`kicad_judge.drc --refill`: zones refilled first, as the user presses B). One table: connections KiCad counts
 before and after, the new DRC errors by type, seconds, and our track length and vias against the human routing's.
 
@@ -69,7 +69,7 @@ def route_one(name: str, unrouted: Path, out: Path, args, judge) -> dict:
     if routed.exists():
         routed.unlink()
     judge.copy_project(str(unrouted), str(routed))       # KiCad judges the output with the project's rules
-    cmd = [sys.executable, "-m", "autorouter", "route", str(unrouted), "-o", str(routed), "--json",
+    cmd = [sys.executable, "-m", "autorouter", "route", str(unrouted), "-o", str(routed), "--events",
            "--backend", args.backend, "--time-limit", str(args.time_limit)] + (["--config", args.config] if args.config else [])
     t0 = time.monotonic()
     try:
@@ -80,13 +80,16 @@ def route_one(name: str, unrouted: Path, out: Path, args, judge) -> dict:
         code, stdout, stderr = "timeout", "", ""
     row = {"board": name, "exit": code, "seconds": round(time.monotonic() - t0, 1), "stderr": stderr[-2000:]}
     try:
-        summary = json.loads(stdout)
+        events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+        summary = events[-1]
+        row["negotiation"] = [{k: e.get(k) for k in ("iteration", "shared", "conflicted", "failed", "elapsed")}
+                              for e in events if e.get("stage") == "iteration"]
         row.update(ours_routed=summary["connections_routed"], ours_connections=summary["connections"],
                    ours_violations=summary.get("drc_violations"), ours_by_kind=summary.get("drc_by_kind"),
                    failed=summary.get("failed", {}),
                    timings=summary.get("timings_s", {}), iterations=summary.get("iterations"),
                    engine_seconds=summary.get("search_engine_s"), rois_per_launch=summary.get("rois_per_launch"))
-    except (json.JSONDecodeError, KeyError, TypeError):
+    except (json.JSONDecodeError, KeyError, TypeError, IndexError):
         pass
     (out / f"{name}.route.json").write_text(json.dumps(row, indent=1))
     return row
