@@ -48,7 +48,7 @@ class RouterConfig:
     # How far from a pad, in lattice steps, portal nodes are looked for.
     portal_radius: int = 4
     # PathFinder: iterations before giving up on shared resources.
-    max_iterations: int = 40
+    max_iterations: int = 100
     # PathFinder: give up sooner when this many iterations in a row did not lower the count of shared nodes.
     stall_iterations: int = 14
     # PathFinder: present-congestion factor of the first iteration, and its growth per iteration.

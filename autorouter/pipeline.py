@@ -90,6 +90,11 @@ def lattice_pitch(board: Board, rules: DesignRules, config: RouterConfig) -> flo
                                         config)
 
 
+# Of --time-limit, the share negotiation's iterations may take (counted from the start of routing): what follows
+# them (the repair of the connections dropped, make_room, the finishing rounds) needs the rest, up to the CLI's
+# ROUTING_SHARE. A board cut off mid-negotiation without that time loses every connection still in conflict.
+NEGOTIATION_SHARE = 0.7
+
 # Rounds of joining what is still apart once negotiation is over. A join can cut another net's fill (two zones
 # that share a layer), which the next round joins again: rounds go on while the joins still missing fall, and stop
 # after FINISH_STALL rounds without a new low.
@@ -217,6 +222,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
           should_stop=lambda: "", engine=None) -> RouteResult:
     """engine: (engine, note) from make_search_engine, or None to make it here."""
     report = on_progress or (lambda event: None)
+    started = time.monotonic()
     engine, engine_note = engine or make_search_engine(config)
     ready = set_up(board, rules, config, nets, engine.xp, report)
     lattice, pieces, profiles, tasks, scope, apart = (ready.lattice, ready.pieces, ready.profiles, ready.tasks,
@@ -226,7 +232,8 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     report({"stage": "tasks", "nets": len(tasks), "connections": needed})
     t0 = time.monotonic()
     neck = partial(neck_tasks, board=board, rules=rules, profiles=profiles, lattice=lattice, config=config)
-    outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop, neck)
+    until = started + NEGOTIATION_SHARE * config.time_limit if config.time_limit else None
+    outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop, neck, until)
     make_room(outcome)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()

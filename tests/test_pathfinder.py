@@ -150,3 +150,46 @@ def test_a_wall_blocks_the_nodes_whose_occupancy_reaches_it_and_prices_the_rest(
         cost = roi_costs(task, lat, occ, *whole, 1.0, RouterConfig(), wall=wall)[0].ravel()[:3]
         assert [i for i in range(3) if cost[i] == BLOCKED] == blocked
         assert all(cost[i] == STEP * (1 + occ.track[i]) for i in range(3) if i not in blocked)
+
+
+def test_negotiation_cut_by_its_deadline_still_ends_legal(tmp_path):
+    """until: past it no batch is routed again, but what was routed is settled (conflicts dropped, the nets that
+    lost connections repaired) and what was not is named as cut by the time limit."""
+    import time
+    from autorouter.pathfinder import build_tasks, negotiate
+    from autorouter.search.cpu import CpuEngine
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path, nets=6)
+    tasks = build_tasks(board, rules, profiles, lattice, config, xp=np)
+    outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config, until=time.monotonic() - 1)
+    assert outcome.iterations == 1 and outcome.stopped_early == "time limit"
+    occ = outcome.context.occ
+    assert all(occ.conflicts(r) == 0 for r in outcome.routes.values())
+    assert any(r.connections for r in outcome.routes.values())
+    assert all(why.startswith("time limit") for r in outcome.routes.values() for why in r.failed)
+
+
+def test_the_best_iteration_comes_back_with_its_occupancy():
+    from autorouter.pathfinder.router import Best
+    lat = make_lattice((0, 0, 10, 10), ["F.Cu"], 0.2)
+    radii = lambda size: class_radii(NARROW, RULES, 0.01)
+    occ = Occupancy(lat)
+
+    def placed(row):
+        route = NetRoute([straight(lat, 0, row, 2, 20)])
+        occ.footprint(route, radii)
+        return route
+    good = {1: placed(10), 2: placed(30)}
+    for r in good.values():
+        occ.add(r, +1)
+    best = Best()
+    best.offer(good, 0, 0)
+    occ.add(good[2], -1)
+    routes = {1: good[1], 2: placed(11)}                  # a worse iteration: net 2 on net 1's row
+    occ.add(routes[2], +1)
+    best.offer(routes, 2, 10)
+    best.restore(routes, occ)
+    assert routes == good
+    expected = Occupancy(lat)
+    for r in good.values():
+        expected.add(r, +1)
+    assert np.array_equal(occ.track, expected.track) and np.array_equal(occ.via, expected.via)

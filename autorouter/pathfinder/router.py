@@ -23,6 +23,9 @@ from .device_costs import prices_for
 from .nets import NetTask
 
 
+NECK_BY = 20    # iterations after which the nets still in conflict are offered smaller sizes, if they were not yet
+
+
 @dataclass
 class Negotiation:
     routes: dict[int, NetRoute]
@@ -76,10 +79,14 @@ def ctx_radii(rules, margin: float, classes: set):
 
 
 def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=None,
-              should_stop=lambda: "", neck=None) -> Negotiation:
+              should_stop=lambda: "", neck=None, until: float | None = None) -> Negotiation:
     """neck(tasks, nets) -> (tasks, nets changed): the tasks with those nets at smaller sizes, asked for once when
-    the shared nodes stop falling or half the iterations are spent; the nets it changes are ripped up and
-    negotiation goes on."""
+    the shared nodes stop falling or NECK_BY iterations are spent; the nets it changes are ripped up and
+    negotiation goes on. until: a time.monotonic() after which no batch is routed again, so that the repair (and
+    what the caller does next) still has time before should_stop ends everything.
+
+    The routes it ends with are those of the iteration that left the fewest nets in conflict (then the fewest
+    shared nodes): late iterations of a board that does not converge can be worse than an earlier one."""
     occ = Occupancy(lattice)
     classes = {t.rules for t in tasks}
     radii = ctx_radii(rules, config.clearance_margin, classes)
@@ -90,7 +97,11 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     pending = [t for t in tasks if t.connections]
     iteration, converged, why, cut = 0, False, "", ""
     best_shared, since_best = None, 0
+    best = Best()
     start = time.monotonic()
+
+    def out_of_time() -> str:
+        return should_stop() or ("time limit" if until is not None and time.monotonic() > until else "")
     while iteration < config.max_iterations:
         iteration += 1
         for batch in disjoint_batches(pending, lattice, ctx):
@@ -105,11 +116,13 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
                     occ.footprint(route, radii)
                 occ.add(route, +1)
                 routes[t.net] = route
-            why = cut = should_stop()
+            why = cut = out_of_time()
             if why:
                 break
         shared = occ.add_history(routes.values(), config.hist_fac)
         pending = nets_in_conflict(tasks, routes, occ)
+        if not why:             # an iteration cut part-way is no candidate: its nets were not all rerouted
+            best.offer(routes, len(pending), shared)
         if on_progress:
             failed = sum(1 for r in routes.values() if r.failed)
             on_progress({"stage": "iteration", "iteration": iteration, "nets": len(routes) - failed,
@@ -122,13 +135,15 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             break
         best_shared, since_best = (shared, 0) if best_shared is None or shared < best_shared else (best_shared,
                                                                                                   since_best + 1)
-        if neck is not None and (since_best >= config.stall_iterations or iteration >= config.max_iterations // 2):
+        neck_now = since_best >= config.stall_iterations or iteration >= min(NECK_BY, config.max_iterations // 2)
+        if neck is not None and neck_now:
             tasks, changed = neck(tasks, {t.net for t in pending})
             neck = None
             for net in changed:             # rip up: they come back narrower, as new tasks
                 occ.add(routes.pop(net), -1)
             pending = [t for t in tasks if t.net in {p.net for p in pending}]
             best_shared, since_best = None, 0
+            best = Best()           # routes from before the neck are not the tasks' any more
             continue
         if since_best >= config.stall_iterations:
             why = f"no progress in {since_best} iterations"
@@ -137,6 +152,8 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
         reach = max(lattice.rows, lattice.cols) * lattice.pitch
         for t in pending:           # a net that keeps meeting others may need a longer way round
             ctx.roi_margin[t.net] = min(ctx.margin(t.net) * config.roi_growth, reach)
+    if not converged:
+        best.restore(routes, occ)
     # cut short by the time limit or a signal, the conflicts left were never given the iterations to settle
     reason = f"{cut}: stopped before its conflicts were settled" if cut else \
         "congestion: no room left beside its neighbours"
@@ -144,6 +161,28 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     if dropped:
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
     return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds, ctx, tasks)
+
+
+@dataclass
+class Best:
+    """The routes of the best iteration so far: the fewest nets in conflict, then the fewest shared nodes."""
+    routes: dict = field(default_factory=dict)
+    score: tuple = ()
+
+    def offer(self, routes: dict, conflicted: int, shared: int) -> None:
+        if not self.score or (conflicted, shared) < self.score:
+            self.routes, self.score = dict(routes), (conflicted, shared)
+
+    def restore(self, routes: dict, occ: Occupancy) -> None:
+        """Put the best routes back in place of the last ones, in routes and in the occupancy."""
+        if not self.routes or all(self.routes.get(net) is r for net, r in routes.items()):
+            return
+        for r in routes.values():
+            occ.add(r, -1)
+        routes.clear()
+        routes.update(self.routes)
+        for r in routes.values():
+            occ.add(r, +1)
 
 
 def repair(tasks: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, radii, ctx: Context) -> None:
