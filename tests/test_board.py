@@ -192,3 +192,26 @@ def test_thermal_spoke_angle_defaults_as_kicad_reads_them(tmp_path, shape, ancho
     text = path.read_text().replace("20241229", str(version))
     path.write_text(text)
     assert load_board(path).pads[0].thermal_angle == angle
+
+
+@pytest.mark.parametrize("text, tree", [
+    ('(a 1 -2 0.5 -1.25 -0 "s")', ["a", 1, -2, 0.5, -1.25, 0, "s"]),
+    # not plain numbers: kept as words, as kiutils keeps them (the parser's slower, exact pass)
+    ("(a 007 1. .5 +1 - 1e5 1.2.3 5E4E6E48)", ["a", "007", "1.", ".5", "+1", "-", "1e5", "1.2.3", "5E4E6E48"]),
+    # tokens touching parentheses and strings, commas and brackets inside bare words, empty lists and strings
+    ('((a)(b 1)"s"(c))', [["a"], ["b", 1], "s", ["c"]]),
+    ('(a b,c [d] x"s"y 1"2" ( ) "")', ["a", "b,c", "[d]", "x", "s", "y", 1, "2", [], ""]),
+    # quoted strings: escaped quotes lose their backslash, other backslashes stay; anything may be inside
+    ('(a "x\\"y" "p\\\\q" "(" ")" "\\n")', ["a", 'x"y', "p\\\\q", "(", ")", "\\n"]),
+    ("(a\n\t1\r\n  2 )", ["a", 1, 2]),
+])
+def test_sexpr_parse(text, tree):
+    from autorouter.board.sexpr import parse
+    assert parse(text) == tree
+
+
+@pytest.mark.parametrize("text", ["(a", "(a))", "(a) (b)", '(a "x)', '"x"', ""])
+def test_sexpr_parse_refuses(text):
+    from autorouter.board.sexpr import SexprError, parse
+    with pytest.raises(SexprError):
+        parse(text)

@@ -8,8 +8,10 @@ fix is raised as BoardError with one line naming it.
 """
 from __future__ import annotations
 
+import gc
 import math
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import shapely
@@ -91,19 +93,33 @@ def load_board(path: str | Path) -> Board:
     text = mend_writer_typos(read_text(path))
     version = file_version(text, path)
     check_text(text, path)
+    with collector_paused():
+        try:
+            tree = sexpr.parse(without_dimensions(text))
+        except sexpr.SexprError as e:
+            raise BoardError(f"{path}: malformed board: {e}") from None
+        check_structure(tree, path)
+        try:
+            return check_numbers(build_board(tree, str(path), version, named_nets_in_order(text)))
+        except BoardError:
+            raise
+        except Malformed as e:
+            raise BoardError(f"{path}: malformed board: {e}") from None
+        except Exception as e:      # a part of the wrong kind where KiCad would refuse the file too
+            raise BoardError(f"{path}: malformed board: {type(e).__name__}: {str(e)[:160]}") from None
+
+
+@contextmanager
+def collector_paused():
+    """The parsed tree is millions of small lists without a cycle among them: Python's cycle collector would walk
+    them again and again while they are made (seconds on a large board) and free nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        tree = sexpr.parse(without_dimensions(text))
-    except sexpr.SexprError as e:
-        raise BoardError(f"{path}: malformed board: {e}") from None
-    check_structure(tree, path)
-    try:
-        return check_numbers(build_board(tree, str(path), version, named_nets_in_order(text)))
-    except BoardError:
-        raise
-    except Malformed as e:
-        raise BoardError(f"{path}: malformed board: {e}") from None
-    except Exception as e:      # a part of the wrong kind where KiCad would refuse the file too
-        raise BoardError(f"{path}: malformed board: {type(e).__name__}: {str(e)[:160]}") from None
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 NAMED_NET = re.compile(r'\(net "((?:[^"\\]|\\.)*)"\)')

@@ -1,9 +1,9 @@
 """A fast reader of KiCad's s-expressions into nested lists, the same lists as kiutils' parse_sexp gives.
 
 kiutils' parser matches one token at a time in Python: 34 s for the 70 MB of the largest KiCad demo. Here the text is
-rewritten into JSON by a handful of whole-text regular expression passes and read by the json module, in C: the
-quoted strings are set aside first (they may hold anything), every bare token becomes a JSON string or, when it is a
-plain number, a JSON number; parentheses become brackets and a comma follows every element.
+rewritten into JSON and read by the json module, in C: the quoted strings are set aside first (they may hold
+anything), every bare word is quoted by one regular expression pass, plain numbers stay bare, and the rest is string
+methods: parentheses become brackets and one comma goes between two elements.
 
 As kiutils does: a quoted string loses its quotes and its escaped quotes (\\" becomes "), other backslashes stay;
 a bare token that is a plain decimal number becomes an int (when it has no fraction) or a float.
@@ -15,9 +15,14 @@ import re
 
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"', re.S)
 HOLE = "\x00"                       # where a quoted string was: no KiCad text holds this character
-ATOM = re.compile(r"[^\s()\x00]+")
-QUOTED_NUMBER = re.compile(r'"(-?(?:0|[1-9]\d*)(?:\.\d+)?)"')
-TRAILING_COMMA = re.compile(r",\s*\]")
+IN_WORDS = str.maketrans({",": "\\u002c", "[": "\\u005b", "]": "\\u005d"})   # JSON's own, where a bare word has them
+# A bare token with a character no number has: a word, quoted whole. It is matched from its first character, since a
+# scan that fails at a token's start fails inside it too. Tokens of digits, "-" and "." alone stay bare for JSON, which
+# reads a plain number as kiutils does; one that is no plain number ("1.", "007") makes JSON fail, and the text is then
+# read again the exact (slower) way, with WORD.
+WORDLIKE = re.compile(r"[-.\d]*+[^\s()\x00\-.\d][^\s()\x00]*+")
+NUMBER = r"-?(?:0|[1-9]\d*)(?:\.\d+)?"
+WORD = re.compile(rf"(?<![^\s()\x00])(?!{NUMBER}(?![^\s()\x00]))[^\s()\x00]+")
 
 
 class SexprError(ValueError):
@@ -30,20 +35,28 @@ def parse(text: str) -> list:
     bare = HOLE.join(parts[0::2])
     if '"' in bare:
         raise SexprError("unterminated string")
-    bare = bare.replace("\\", "\\\\")
-    bare = ATOM.sub(r'"\g<0>",', bare)
-    bare = QUOTED_NUMBER.sub(r"\1", bare)
-    bare = bare.replace(HOLE, f'"{HOLE}",').replace("(", "[").replace(")", "],")
-    bare = TRAILING_COMMA.sub("]", bare).rstrip().rstrip(",")     # a literal: no Python call per list
-    pieces = bare.split(HOLE)
-    out = [""] * (2 * len(pieces) - 1)
-    out[0::2] = pieces
+    bare = bare.replace("\\", "\\\\").translate(IN_WORDS)
     # JSON string bodies that decode to what kiutils keeps: backslashes doubled, then \" as an escaped quote
-    out[1::2] = HOLE.join(parts[1::2]).replace("\\", "\\\\").replace('\\\\"', '\\"').split(HOLE) if len(pieces) > 1 else []
+    strings = HOLE.join(parts[1::2]).replace("\\", "\\\\").replace('\\\\"', '\\"').split(HOLE)
     try:
-        tree = json.loads("".join(out), strict=False)
-    except json.JSONDecodeError as e:
-        raise SexprError(f"not an s-expression ({e.msg})") from None
+        tree = json.loads(as_json(WORDLIKE.sub(r'"\g<0>"', bare), strings), strict=False)
+    except json.JSONDecodeError:
+        try:
+            tree = json.loads(as_json(WORD.sub(r'"\g<0>"', bare), strings), strict=False)
+        except json.JSONDecodeError as e:
+            raise SexprError(f"not an s-expression ({e.msg})") from None
     if not isinstance(tree, list):
         raise SexprError("not an s-expression")
     return tree
+
+
+def as_json(bare: str, strings: list[str]) -> str:
+    """The text as JSON, its words quoted: parentheses become brackets, and one comma goes between two elements
+    (string methods and splits only: a board holds millions of tokens)."""
+    bare = bare.replace("(", ",[").replace(")", "],").replace(HOLE, f',"{HOLE}",')
+    bare = ",".join(bare.split()).replace(",,", ",").replace(",,", ",").replace("[,", "[").replace(",]", "]")
+    pieces = bare.strip(",").split(HOLE)
+    out = [""] * (2 * len(pieces) - 1)
+    out[0::2] = pieces
+    out[1::2] = strings if len(pieces) > 1 else []
+    return "".join(out)

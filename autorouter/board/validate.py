@@ -33,28 +33,30 @@ def check_balanced(bare: str, path) -> None:
     bare: the text with its quoted strings blanked."""
     if bare.count('"') % 2:
         raise BoardError(f"{path}: malformed board: unterminated string (truncated file?)")
-    codes = np.frombuffer(bare.encode("utf-8"), dtype=np.uint8)
-    step = (codes == ord("(")).astype(np.int32) - (codes == ord(")"))
-    depth = np.cumsum(step)
+    text = bare.encode("utf-8")
+    codes = np.frombuffer(text, dtype=np.uint8)
+    where = np.flatnonzero((codes == ord("(")) | (codes == ord(")")))     # the depth changes at parentheses only
+    depth = np.cumsum(np.where(codes[where] == ord("("), 1, -1))
     if depth.size == 0 or depth[-1] > 0:
         left = int(depth[-1]) if depth.size else 0
         raise BoardError(f"{path}: malformed board: truncated or unbalanced parentheses ({left} left open)")
     if depth[-1] < 0:           # more closed than opened: a count "left open" would be negative
         raise BoardError(f"{path}: malformed board: unbalanced parentheses ({-int(depth[-1])} more ')' than '(')")
-    closed = np.flatnonzero(depth <= 0)
-    if closed.size and (depth[closed[0]] < 0 or bare[closed[0] + 1:].strip()):
+    closed = int(np.argmax(depth <= 0))
+    if depth[closed] < 0 or text[where[closed] + 1:].strip():
         raise BoardError(f"{path}: malformed board: unbalanced ')' or text after the board's closing ')'")
 
 
 IDENTIFIER = re.compile(r"\((?:tstamp|uuid|tedit)\s+[^\s()]+")      # KiCad 6/7 write uuids (and edit times) unquoted, in hex
 # a bare token made of number characters that is no number (and no uuid, as in group member lists): "1.2.3", "-",
-# "--3", "1e999". Tokens with letters are names or embedded data, not numbers gone wrong.
-BAD_NUMBER = re.compile(r"(?<=[\s(])(?!(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,2})?|\d{8}-\d{4}-[-\d]+)"
-                        r"(?=[\s)]))[-+.\d][-+.\deE]*(?=[\s)])")
+# "--3", "1e999". Tokens with letters are names or embedded data, not numbers gone wrong. Each pattern begins with
+# the character before the token, which the re module finds fast; a lookbehind would be tried at every character.
+BAD_NUMBER = re.compile(r"[\s(]((?![-+]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][-+]?\d{1,2})?+[\s)]|\d{8}-\d{4}-[-\d]+[\s)])"
+                        r"[-+.\d][-+.\deE]*+)(?=[\s)])")
 
 
 # KiCad's number parser refuses these where it expects a number, and no KiCad item has them as a bare name.
-NOT_FINITE = re.compile(r"(?<=[\s(])[-+]?(?:nan|inf|infinity)(?=[\s)])", re.IGNORECASE)
+NOT_FINITE = re.compile(r"[\s(]([-+]?(?:nan|inf|infinity))(?=[\s)])", re.IGNORECASE)
 
 
 def check_numbers_text(bare: str, path) -> None:
@@ -62,7 +64,7 @@ def check_numbers_text(bare: str, path) -> None:
     bare: the text with its quoted strings blanked."""
     bad = BAD_NUMBER.search(IDENTIFIER.sub("", bare)) or NOT_FINITE.search(bare)
     if bad:
-        raise BoardError(f"{path}: malformed board: {bad.group(0)[:30]!r} is not a number")
+        raise BoardError(f"{path}: malformed board: {bad.group(1)[:30]!r} is not a number")
 
 
 # Checked as KiCad's parser checks them (the tables are in grammar.py): which lists each item may hold, the order of a
@@ -111,7 +113,15 @@ def check_structure(tree, path) -> None:
             problem = check_values(parent, head, atoms, plan)
         if problem:
             raise BoardError(f"{path}: malformed board: {problem}")
+        if head == "pts":           # most of a large board: points, checked here at a fraction of the cost
+            lists = [c for c in lists if not plain_point(c)]
         stack.extend((head, c, strict) for c in lists)
+
+
+def plain_point(item: list) -> bool:
+    """(xy X Y) with two finite numbers, which every check below passes."""
+    return (len(item) == 3 and item[0] == "xy" and type(item[1]) in (int, float) and type(item[2]) in (int, float)
+            and item[1] - item[1] == 0 and item[2] - item[2] == 0)      # x - x is nan for an infinity
 
 
 def check_lists(parent, head, order: list, lists: list) -> str | None:
