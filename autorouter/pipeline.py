@@ -19,7 +19,8 @@ from .lattice.grid import Lattice
 from .lattice.raster import nodes_inside
 from .board.connectivity import pad_groups
 from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, reconnect
-from .pathfinder.finishing import clear_areas
+from .pathfinder.finishing import clear_areas, make_way, single_joins
+from .pathfinder.router import Best
 from .pathfinder.nets import neck_tasks
 from .search import make_engine
 from .search.constants import STEP
@@ -175,8 +176,40 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
             return tasks, tracks, vias, list(pieces), groups
         extra = build_tasks(board, rules, profiles, lattice, config, apart, tracks=tracks, vias=vias, pieces=pieces,
                             smallest=round_ > 0)
-        reconnect(extra, outcome)
+        failed = reconnect(extra, outcome)
         tasks += extra
+        if failed:
+            def now_missing():
+                items = routes_to_items(lattice, tasks, outcome.routes, hole_gap)
+                fills = predict_fill(board, rules, *items) if board.zones else ()
+                return missing_joins(pad_groups(board, *items, fills), scope)
+            make_ways(failed, outcome, now_missing)
+
+
+def make_ways(failed: list, outcome, now_missing) -> None:
+    """Each task that found no legal way makes one through the few nets in its way (finishing.make_way): all its
+    joins at once, else one at a time. A way is kept only when the board, zone fills included (now_missing()), then
+    misses no more joins: the nets that step aside can cut a plane's fill elsewhere, which make_way does not see."""
+    fewest = now_missing()
+
+    def tried(task) -> bool:
+        nonlocal fewest
+        if outcome.context.should_stop():
+            return True
+        before = Best()
+        before.offer(outcome.routes)
+        if not make_way(task, outcome):
+            return False
+        missing = now_missing()
+        if missing <= fewest:
+            fewest = missing
+            return True
+        before.restore(outcome.routes, outcome.context.occ)
+        return False
+    for t in failed:
+        if not tried(t) and t.connections > 1:
+            for one in single_joins(t):
+                tried(one)
 
 
 def make_search_engine(config: RouterConfig):

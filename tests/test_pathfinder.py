@@ -193,3 +193,35 @@ def test_the_best_iteration_comes_back_with_its_occupancy():
     for r in good.values():
         expected.add(r, +1)
     assert np.array_equal(occ.track, expected.track) and np.array_equal(occ.via, expected.via)
+
+
+def test_the_best_moment_survives_routes_grown_in_place():
+    """Finishing adds connections to a net's route in place: a way made and then undone (make_ways) must bring the
+    routes and the occupancy back as they were, not as they grew."""
+    from autorouter.pathfinder.router import Best
+    lat = make_lattice((0, 0, 10, 10), ["F.Cu"], 0.2)
+    radii = lambda size: class_radii(NARROW, RULES, 0.01)
+    occ = Occupancy(lat)
+    route = NetRoute([straight(lat, 0, 10, 2, 20)])
+    occ.footprint(route, radii)
+    occ.add(route, +1)
+    expected = occ.track.copy()
+    routes = {1: route}
+    before = Best()
+    assert before.offer(routes)
+    occ.add(route, -1)
+    route.add(straight(lat, 0, 30, 2, 20))            # the way made: grown in place
+    occ.footprint(route, radii)
+    occ.add(route, +1)
+    before.restore(routes, occ)
+    assert len(routes[1].connections) == 1
+    assert np.array_equal(occ.track, expected)
+
+
+def test_a_task_splits_into_single_joins_from_its_root():
+    from autorouter.pathfinder.finishing import single_joins
+    from autorouter.pathfinder.nets import NetTask
+    task = NetTask(3, "GND", NARROW, None, ["root", "a", "b"])
+    assert [t.pins for t in single_joins(task)] == [["root", "a"], ["root", "b"]]
+    two = NetTask(3, "GND", NARROW, None, ["root", "a"])
+    assert single_joins(two) == [two]

@@ -6,11 +6,13 @@ crosses when the other nets are prices, not walls), every other net frozen as a 
 nearest to where it still conflicts join in. PathFinder leaves such a net when history has priced every way to it
 out, while a net in its way could have moved elsewhere and was never asked to.
 
-reconnect: the joins that the fills no longer make are searched with every other net as a wall; one of which nothing
-can be joined so makes its way (make_way): joined through the nets in its way, which then negotiate among
-themselves. Whatever is kept is legal, and kept only when it joins more.
+reconnect: the joins that the fills no longer make are searched with every other net as a wall. make_way: one that
+finds no legal way is joined through the nets in its way, which then negotiate among themselves (the caller, who
+knows the zone fills, decides what to keep). Whatever is kept is legal, and kept only when it joins more.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -25,18 +27,27 @@ GROWTH_ROUNDS = 3      # times the nets nearest to where it still conflicts join
 FROZEN = 1 << 16       # the occupancy weight of a net that does not move in it: its cover is a wall
 
 
-def reconnect(tasks: list[NetTask], outcome: Negotiation) -> None:
+def reconnect(tasks: list[NetTask], outcome: Negotiation) -> list[NetTask]:
     """Join what is still apart in nets already routed (pads a zone's fill no longer joins once the other nets' tracks
     cut it): each task's connections are searched with every other net's cover as a wall, so whatever is found is
-    legal, and added to the net's route. A task of which nothing can be joined so makes its way: the nets it would
-    cross step aside, when they can."""
+    legal, and added to the net's route. Returns the tasks of which nothing could be joined so (make_way's)."""
     ctx = outcome.context
+    failed = []
     for t in tasks:
         if ctx.should_stop():
             break
         if not join(t, outcome.routes, ctx):
-            make_way(t, outcome)
+            failed.append(t)
     ctx.wall = 0
+    return failed
+
+
+def single_joins(t: NetTask) -> list[NetTask]:
+    """t's joins one at a time, each from its root pin: the nets in the way of one join may step aside where those
+    of all of them at once cannot (a plane net's pads cut off in several places)."""
+    if t.connections <= 1:
+        return [t]
+    return [replace(t, pins=[t.pins[0], pin]) for pin in t.pins[1:]]
 
 
 def join(t: NetTask, routes: dict[int, NetRoute], ctx: Context) -> int:
@@ -68,28 +79,32 @@ def join(t: NetTask, routes: dict[int, NetRoute], ctx: Context) -> int:
     return added
 
 
-def make_way(t: NetTask, outcome: Negotiation) -> None:
+def make_way(t: NetTask, outcome: Negotiation) -> bool:
     """Join t's connections through the few nets in their way (those its search crosses when other nets are prices,
     not walls), then negotiate those nets again among themselves, everything else frozen; undone unless the board
-    ends with more connections."""
+    ends with more connections. Returns whether it was kept."""
     routes, ctx = outcome.routes, outcome.context
     occ = ctx.occ
     own = routes[t.net]
     by_net = {task.net: task for task in outcome.tasks}
     in_way = in_the_way(t, routes, occ, ctx)
     if not in_way or len(in_way) >= MAX_MOVED or not all(n in by_net for n in in_way):
-        return
+        ctx.wall = 0
+        return False
     saved = NetRoute(list(own.connections), list(own.failed))
     for n in in_way:
         occ.add(routes[n], -1)
     added = join(t, routes, ctx)
     for n in in_way:
         occ.add(routes[n], +1)
-    if added and not negotiate_among([by_net[n] for n in in_way], routes, occ, ctx, credit=added)[0]:
+    kept = bool(added) and negotiate_among([by_net[n] for n in in_way], routes, occ, ctx, credit=added)[0]
+    if added and not kept:
         occ.add(own, -1)
         occ.footprint(saved, ctx.radii)
         occ.add(saved, +1)
         routes[t.net] = saved
+    ctx.wall = 0
+    return kept
 
 
 def make_room(outcome: Negotiation) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -165,17 +165,23 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
 
 @dataclass
 class Best:
-    """The routes of the best iteration so far: the fewest nets in conflict, then the fewest shared nodes."""
+    """The routes at the best moment so far by a score, lowest best (nets in conflict, then shared nodes, while
+    negotiating). Kept as copies: finishing adds to a net's route in place."""
     routes: dict = field(default_factory=dict)
     score: tuple = ()
 
-    def offer(self, routes: dict, conflicted: int, shared: int) -> None:
-        if not self.score or (conflicted, shared) < self.score:
-            self.routes, self.score = dict(routes), (conflicted, shared)
+    def offer(self, routes: dict, *score) -> bool:
+        """Keep a copy of these routes if they are the best so far; returns whether they were."""
+        if self.score and score >= self.score:
+            return False
+        self.routes = {net: replace(r, connections=list(r.connections), failed=list(r.failed))
+                       for net, r in routes.items()}
+        self.score = score
+        return True
 
     def restore(self, routes: dict, occ: Occupancy) -> None:
         """Put the best routes back in place of the last ones, in routes and in the occupancy."""
-        if not self.routes or all(self.routes.get(net) is r for net, r in routes.items()):
+        if not self.routes:
             return
         for r in routes.values():
             occ.add(r, -1)
