@@ -26,7 +26,7 @@ from .search import make_engine
 from .search.constants import STEP
 from .writeback.tracks import routes_to_items
 from .zones import predict as predict_fill
-from .zones import feed_starved, relief_room, reliefs, spoke_guards, starved_keys
+from .zones import feed_starved, relief_fill, relief_room, reliefs, spoke_guards, starved_keys
 
 
 @dataclass
@@ -49,7 +49,8 @@ class RouteResult:
     rois_per_launch: float = 0.0    # mean searches per engine call
     nets_to_route: int = 0          # nets with a join to make (counted as `connections` is)
     cut_short: str = ""             # what stopped the run before it was done (time limit, a signal), if anything
-    fills_before: list = field(default_factory=list)   # the zone fills KiCad's refill makes without the new copper
+    fills_before: list = field(default_factory=list)   # the fills thermal reliefs are judged on (relief_fill),
+                                                       # without the new copper
     fills: list = field(default_factory=list)          # and with it (zones.predict), for the check to take over
 
     def failed_nets(self) -> dict[str, str]:
@@ -132,8 +133,8 @@ def missing_joins(groups: dict[int, list], scope: set[int]) -> int:
 
 def short_reliefs(board, rules, finished, starved_before) -> list:
     """The reliefs a join_rounds result leaves short that the board did not come with."""
-    _, tracks, vias, pieces, _ = finished
-    return [r for r in reliefs(board, rules, pieces, tracks, vias)
+    _, tracks, vias, _, _ = finished
+    return [r for r in reliefs(board, rules, relief_fill(board, rules, tracks, vias), tracks, vias)
             if r.short and (r.pad, r.layer, r.zone) not in starved_before]
 
 
@@ -158,6 +159,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
     tasks = list(tasks)
     hole_gap = rules.hole_to_hole + config.clearance_margin
     fewest, stalled = None, 0
+    tried = set()                 # the joins a way was made for already: a later round would only try them again
     for round_ in range(FINISH_ROUNDS + 1):
         tracks, vias = routes_to_items(lattice, tasks, outcome.routes, hole_gap)
         pieces = predict_fill(board, rules, tracks, vias) if board.zones else ()
@@ -167,8 +169,8 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         fewest, stalled = (missing, 0) if fewest is None or missing < fewest else (fewest, stalled + 1)
         stopping = outcome.context.should_stop()
         if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
-            stubs = feed_starved(board, rules, pieces, tracks, vias, config.clearance_margin, starved_before) \
-                if pieces and not stopping else []
+            stubs = feed_starved(board, rules, relief_fill(board, rules, tracks, vias), tracks, vias,
+                                 config.clearance_margin, starved_before) if pieces and not stopping else []
             if stubs:
                 tracks = tracks + stubs
                 pieces = predict_fill(board, rules, tracks, vias)
@@ -183,19 +185,25 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
                 items = routes_to_items(lattice, tasks, outcome.routes, hole_gap)
                 fills = predict_fill(board, rules, *items) if board.zones else ()
                 return missing_joins(pad_groups(board, *items, fills), scope)
-            make_ways(failed, outcome, now_missing)
+            make_ways(failed, outcome, now_missing, tried)
 
 
-def make_ways(failed: list, outcome, now_missing) -> None:
+def make_ways(failed: list, outcome, now_missing, tried: set) -> None:
     """Each task that found no legal way makes one through the few nets in its way (finishing.make_way): all its
     joins at once, else one at a time. A way is kept only when the board, zone fills included (now_missing()), then
-    misses no more joins: the nets that step aside can cut a plane's fill elsewhere, which make_way does not see."""
-    fewest = now_missing()
+    misses no more joins: the nets that step aside can cut a plane's fill elsewhere, which make_way does not see.
+    tried: the joins already tried (net, sizes and pads), each tried once: a way costs a local negotiation."""
+    fewest = None
 
-    def tried(task) -> bool:
+    def made(task) -> bool:
         nonlocal fewest
+        key = (task.net, task.rules, tuple(tuple(pad.name for pad in pin.pads) for pin in task.pins))
         if outcome.context.should_stop():
             return True
+        if key in tried:
+            return False
+        tried.add(key)
+        fewest = now_missing() if fewest is None else fewest
         before = Best()
         before.offer(outcome.routes)
         if not make_way(task, outcome):
@@ -207,9 +215,9 @@ def make_ways(failed: list, outcome, now_missing) -> None:
         before.restore(outcome.routes, outcome.context.occ)
         return False
     for t in failed:
-        if not tried(t) and t.connections > 1:
+        if not made(t) and t.connections > 1:
             for one in single_joins(t):
-                tried(one)
+                made(one)
 
 
 def make_search_engine(config: RouterConfig):
@@ -219,10 +227,11 @@ def make_search_engine(config: RouterConfig):
 
 @dataclass
 class SetUp:
-    """What the search starts from: the lattice, the predicted zone fills, the obstacle profiles, the tasks, and the
-    pad groups of each net in scope (how many joins it needs)."""
+    """What the search starts from: the lattice, the predicted zone fills (for the joins they make, and for thermal
+    reliefs), the obstacle profiles, the tasks, and the pad groups of each net in scope (how many joins it needs)."""
     lattice: Lattice
     pieces: list
+    relief_fills: list
     profiles: object            # lattice.Obstacles
     tasks: list[NetTask]
     scope: set[int]
@@ -239,7 +248,8 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
     lattice = make_lattice(board.outline.bounds, board.copper_layers, pitch)
     report({"stage": "lattice", "shape": lattice.shape, "pitch": pitch})
     pieces = predict_fill(board, rules)
-    profiles = build_obstacles(board, rules, lattice, config.clearance_margin, spoke_guards(board, pieces))
+    relief_fills = relief_fill(board, rules) if board.zones else []
+    profiles = build_obstacles(board, rules, lattice, config.clearance_margin, spoke_guards(board, relief_fills))
     for net in {rules.for_net(n.number) for n in board.nets if n.number}:
         profiles[net]                       # rasterise the classes in use now, so the lattice stage owns its time
     timings["lattice"] = time.monotonic() - t0
@@ -248,7 +258,7 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
     scope = {net for net, name in board.net_names.items() if net and (nets is None or name in nets)}
     apart = {net: len(g) for net, g in pad_groups(board, pieces=pieces).items() if net in scope}
     timings["pins and MST"] = time.monotonic() - t0
-    return SetUp(lattice, pieces, profiles, tasks, scope, apart, timings)
+    return SetUp(lattice, pieces, relief_fills, profiles, tasks, scope, apart, timings)
 
 
 def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=None, nets: set[str] | None = None,
@@ -258,8 +268,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     started = time.monotonic()
     engine, engine_note = engine or make_search_engine(config)
     ready = set_up(board, rules, config, nets, engine.xp, report)
-    lattice, pieces, profiles, tasks, scope, apart = (ready.lattice, ready.pieces, ready.profiles, ready.tasks,
-                                                      ready.scope, ready.apart)
+    lattice, profiles, tasks, scope, apart = ready.lattice, ready.profiles, ready.tasks, ready.scope, ready.apart
     timings = dict(ready.timings)
     needed = sum(n - 1 for n in apart.values())
     report({"stage": "tasks", "nets": len(tasks), "connections": needed})
@@ -270,9 +279,9 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     make_room(outcome)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
-    starved_before = starved_keys(reliefs(board, rules, pieces), strict=True)
+    starved_before = starved_keys(reliefs(board, rules, ready.relief_fills), strict=True)
     tasks, tracks, vias, fills, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks,
-                                                outcome, starved_before, pieces)
+                                                outcome, starved_before, ready.relief_fills)
     timings["finishing"] = time.monotonic() - t0
     engine_report = getattr(engine, "report", lambda: None)()
     notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \
@@ -285,7 +294,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     result = RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
                          engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds,
                          needed + cut_apart, missing, outcome.context.rois / max(outcome.context.launches, 1),
-                         nets_to_route, should_stop(), list(pieces), fills)
+                         nets_to_route, should_stop(), list(ready.relief_fills), fills)
     report({"stage": "done", "nets": result.routed_nets, "nets_total": nets_to_route,
             "connections": result.routed_connections, "connections_total": result.connections})
     return result

@@ -141,6 +141,18 @@ def spoke_pair() -> TestBoard:
     return b
 
 
+def spoke_web() -> TestBoard:
+    """Two 1 mm GND pads one above the other in a GND zone, 0.89 mm apart: between their reliefs (gap 0.3) a web of
+    fill 0.29 mm wide, which KiCad keeps (minimum thickness 0.25), and into which the facing spokes of both reach;
+    S1's pads lie off to the side, for tracks to cut the other spokes."""
+    b = TestBoard("web", 2, 20, 16)
+    b.footprint("J1", "Pads", 10, 8, [b.smd_pad("J1", i + 1, 0, y, 1.0, 1.0, "GND") for i, y in enumerate((-0.945, 0.945))],
+                True)
+    b.two_pad("R1", "1k", 4, 13, ["S1", "S1"])
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (19.5, 0.5), (19.5, 15.5), (0.5, 15.5)])
+    return b
+
+
 def zone_neck() -> TestBoard:
     """Two GND pads joined only by a neck of their zone's fill, along the board edge past a zone of higher priority
     (net S1, clearance 0.5): 0.35 mm wide at the GND zone's own clearance (0.3), 0.15 mm at S1's, so KiCad's fill,

@@ -20,7 +20,7 @@ from shapely.strtree import STRtree
 from ..board.connectivity import pad_groups
 from ..board.geometry import centre_line
 from ..board.model import Board
-from ..zones import predict, reliefs, starved_keys
+from ..zones import predict, relief_fill, reliefs, starved_keys
 
 TOLERANCE = 1e-4     # mm: below KiCad's own resolution of interest, above float noise
 
@@ -103,8 +103,8 @@ def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False
 
 def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = False, fills=None,
           fills_before=None) -> CheckReport:
-    """fills, fills_before: zones.predict with the new tracks and vias and without them, where the caller has them
-    (the route's result); else predicted here."""
+    """fills: zones.predict with the new tracks and vias; fills_before: zones.relief_fill without them (thermal
+    reliefs are judged on that); each where the caller has it (the route's result), else predicted here."""
     items = board_items(board, new_tracks, new_vias, only_new, rules)
     report = CheckReport()
     clearance_violations(board, rules, items, report)
@@ -115,7 +115,7 @@ def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = Fals
     bare_via_violations(board, rules, items, report)
     pieces = predict(board, rules, new_tracks, new_vias) if fills is None else fills
     dangling_violations(board, items, report, pieces)
-    thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report, fills_before)
+    thermal_violations(board, rules, new_tracks, new_vias, only_new, report, fills_before)
     report.unrouted = unrouted(board, new_tracks, new_vias, pieces)
     return report
 
@@ -274,13 +274,16 @@ def dangling_violations(board, items, report, pieces=()) -> None:
                                                f"{name(board, it)}: an end touches nothing of its net"))
 
 
-def thermal_violations(board, rules, pieces, new_tracks, new_vias, only_new, report, fills_before=None) -> None:
-    """Thermal reliefs with some spokes but fewer than KiCad asks (zones.reliefs); with only_new, those that were
-    not starved before the new tracks and vias."""
-    starved = [r for r in reliefs(board, rules, pieces, new_tracks, new_vias) if r.starved]
+def thermal_violations(board, rules, new_tracks, new_vias, only_new, report, fills_before=None) -> None:
+    """Thermal reliefs with some spokes but fewer than KiCad asks (zones.reliefs, on zones.relief_fill); with
+    only_new, those that were not starved before the new tracks and vias (fills_before: relief_fill without them)."""
+    if not board.zones:
+        return
+    starved = [r for r in reliefs(board, rules, relief_fill(board, rules, new_tracks, new_vias), new_tracks, new_vias)
+               if r.starved]
     if starved and only_new:
         if fills_before is None:
-            fills_before = predict(board, rules)
+            fills_before = relief_fill(board, rules)
         before = starved_keys(reliefs(board, rules, fills_before))
         starved = [r for r in starved if (r.pad, r.layer, r.zone) not in before]
     for r in starved:

@@ -27,6 +27,10 @@ from ..board.model import Board, Pad, Zone
 from ..board.rules import SPOKES_KEPT
 
 MARGIN = 0.02            # mm more knocked out than KiCad does, and less left of a spoke's end
+# The fill on which thermal reliefs are judged lies closer to KiCad's: about its own arc error. At MARGIN the fill
+# loses the webs between a connector's pads (0.11 mm wide on oresat_bp1u) that KiCad keeps, so reliefs that KiCad
+# finds whole looked starved before routing, were taken for the design's own, and routing did not guard them.
+RELIEF_MARGIN = 0.005
 
 
 @dataclass
@@ -91,7 +95,8 @@ class Copper:
     """Every copper item of the board (and the new tracks and vias) per layer, with its net and clearance, in an
     R-tree for the zones to query."""
 
-    def __init__(self, board: Board, rules, tracks=(), vias=()):
+    def __init__(self, board: Board, rules, tracks=(), vias=(), margin: float = MARGIN):
+        self.margin = margin
         index = {name: i for i, name in enumerate(board.copper_layers)}
         geoms, nets, layers, clearances, kinds = [], [], [], [], []
 
@@ -129,7 +134,7 @@ class Copper:
         cache = self._grown.setdefault(clearance, {})
         todo = np.array([h for h in items.tolist() if h not in cache], dtype=np.int64)
         if todo.size:
-            reach = (np.maximum(self.clearances[todo], clearance) + MARGIN) * ROUND_OUT
+            reach = (np.maximum(self.clearances[todo], clearance) + self.margin) * ROUND_OUT
             for h, g in zip(todo.tolist(), shapely.buffer(self.geoms[todo], reach, quad_segs=QUAD_SEGS)):
                 cache[h] = g
         return [cache[h] for h in items.tolist()]
@@ -148,10 +153,11 @@ def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) 
     """The predicted fill of one zone on one layer, and the thermally relieved pads in it with their spokes."""
     zone = board.zones[zone_index]
     li = board.copper_layers.index(layer)
-    area = zone.outline.intersection(grow(board.outline, -max(rules.edge_clearance, zone.clearance, MARGIN)))
+    margin = copper.margin
+    area = zone.outline.intersection(grow(board.outline, -max(rules.edge_clearance, zone.clearance, margin)))
     if area.is_empty:
         return area, []
-    reach = max(zone.clearance, float(copper.clearances.max(initial=0.0)), zone.thermal_gap) + MARGIN
+    reach = max(zone.clearance, float(copper.clearances.max(initial=0.0)), zone.thermal_gap) + margin
     hits = copper.near(area, li, reach)
     cuts, rings, relieved, others = [], [], [], []
     for h in hits.tolist():
@@ -163,7 +169,7 @@ def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) 
             if mode == "thermal":
                 pad = board.pads[i]
                 gap = relief_gap(pad, zone)
-                rings.append(grow(copper.geoms[h], gap + MARGIN))
+                rings.append(grow(copper.geoms[h], gap + margin))
                 relieved.append((i, spokes(pad, zone)))
             elif mode == "none":
                 others.append(h)
@@ -177,12 +183,12 @@ def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) 
         other = board.zones[j]
         if other.net != zone.net and layer in other.layers and other.priority > zone.priority:
             # the larger of the two zones' clearances, as between any two items of different nets
-            cuts.append(grow(other.outline, max(zone.clearance, other.clearance) + MARGIN))
+            cuts.append(grow(other.outline, max(zone.clearance, other.clearance) + margin))
     blocked = shapely.union_all(cuts) if cuts else Polygon()
     fill = area.difference(shapely.union_all([blocked] + rings))
     half = zone.min_thickness / 2
     if half > 0 and not fill.is_empty:
-        fill = fill.buffer(-(half + MARGIN), quad_segs=4).buffer(half, quad_segs=4)
+        fill = fill.buffer(-(half + margin), quad_segs=4).buffer(half, quad_segs=4)
     # KiCad adds the spokes whose end lies in the fill, then cuts the other nets' clearances out again: a spoke
     # through one is a stub that its DRC still counts as a spoke, but no connection
     relieved = [(i, [(body, end, not body.intersects(blocked)) for body, end in pad_spokes])
@@ -190,9 +196,10 @@ def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) 
     return fill, relieved
 
 
-def predict(board: Board, rules, tracks=(), vias=()) -> list[Piece]:
-    """The pieces of every zone's fill that join at least one pad, with the pads they join."""
-    copper = Copper(board, rules, tracks, vias)
+def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN) -> list[Piece]:
+    """The pieces of every zone's fill that join at least one pad, with the pads they join. margin: how much more
+    than KiCad is knocked out (MARGIN for connections, RELIEF_MARGIN for thermal reliefs)."""
+    copper = Copper(board, rules, tracks, vias, margin)
     pieces: list[Piece] = []
     for zi, zone in enumerate(board.zones):
         if not zone.net:
@@ -207,7 +214,7 @@ def predict(board: Board, rules, tracks=(), vias=()) -> list[Piece]:
             joined_by: dict[int, list] = {}
             for i, pad_spokes in relieved:
                 for body, end, whole in pad_spokes:
-                    p = piece_at(parts, tree, end)
+                    p = piece_at(parts, tree, end, margin)
                     if p is not None:
                         joined_by.setdefault(p, []).append((i, body, end))
                         if whole:
@@ -224,12 +231,17 @@ def predict(board: Board, rules, tracks=(), vias=()) -> list[Piece]:
     return pieces
 
 
-def piece_at(parts: list, tree: STRtree, end: Point) -> int | None:
-    """The piece a spoke's end lies in, as KiCad fills it. Every edge of the predicted fill lies about 2 MARGIN
-    inside KiCad's (MARGIN more knocked out, MARGIN more eroded), and a spoke's end only half the zone's minimum
-    thickness past the gap: an end up to MARGIN outside the predicted piece lies MARGIN inside KiCad's."""
-    best, depth = None, -MARGIN
-    for p in tree.query(end, predicate="dwithin", distance=MARGIN).tolist():
+def relief_fill(board: Board, rules, tracks=(), vias=()) -> list[Piece]:
+    """The fill on which thermal reliefs are judged (RELIEF_MARGIN): predict with KiCad's own tolerance."""
+    return predict(board, rules, tracks, vias, RELIEF_MARGIN)
+
+
+def piece_at(parts: list, tree: STRtree, end: Point, margin: float) -> int | None:
+    """The piece a spoke's end lies in, as KiCad fills it. Every edge of the predicted fill lies about 2 margin
+    inside KiCad's (margin more knocked out, margin more eroded), and a spoke's end only half the zone's minimum
+    thickness past the gap: an end up to margin outside the predicted piece lies margin inside KiCad's."""
+    best, depth = None, -margin
+    for p in tree.query(end, predicate="dwithin", distance=margin).tolist():
         d = parts[p].boundary.distance(end) if parts[p].contains(end) else -parts[p].distance(end)
         if d > depth:
             best, depth = p, d
