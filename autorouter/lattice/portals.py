@@ -273,17 +273,17 @@ def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tr
     others = [t for t in tracks if t.net != net]
     if not others or not portals.nodes.size:
         return portals
-    bodies = [shapely.LineString([t.start, t.end]) for t in others]
-    tree = STRtree(bodies)
+    bodies = np.array([shapely.LineString([t.start, t.end]) for t in others], dtype=object)
+    widths = np.array([t.width for t in others])
+    layer_of = {name: i for i, name in enumerate(lattice.layers)}
+    on = np.array([layer_of.get(t.layer, -1) for t in others])
+    lines = np.array([shapely.LineString(portals.points(k, lattice)) for k in range(portals.nodes.size)], dtype=object)
+    k, j = STRtree(bodies).query(lines, predicate="dwithin", distance=gap + (width + widths.max()) / 2)
+    same = on[j] == portals.nodes[k] // lattice.plane
+    k, j = k[same], j[same]
+    near = shapely.distance(lines[k], bodies[j]) < gap + (width + widths[j]) / 2
     keep = np.ones(portals.nodes.size, bool)
-    for k in range(portals.nodes.size):
-        layer = lattice.layers[int(portals.nodes[k]) // lattice.plane]
-        line = shapely.LineString(portals.points(k, lattice))
-        for j in tree.query(line, predicate="dwithin", distance=gap + width / 2 + max(t.width for t in others) / 2):
-            t = others[j]
-            if t.layer == layer and line.distance(bodies[j]) < gap + (width + t.width) / 2:
-                keep[k] = False
-                break
+    keep[k[near]] = False
     return Portals(portals.nodes[keep], portals.length[keep], portals.target[keep], portals.pad[keep],
                    portals.bend[keep], [b for b, k in zip(portals.blocks, keep) if k] if portals.blocks else [])
 
