@@ -21,9 +21,9 @@ from .nets import NetTask
 from .router import Context, Negotiation, nets_in_conflict, route_batch
 
 # making room for a connection still missing once negotiation is over (make_room, make_way)
-MAX_MOVED = 8          # most nets that negotiate again among themselves
-LOCAL_ITERATIONS = 12  # PathFinder iterations of that negotiation
-GROWTH_ROUNDS = 3      # times the nets nearest to where it still conflicts join it
+MAX_MOVED = 16         # most nets that negotiate again among themselves
+LOCAL_ITERATIONS = 24  # PathFinder iterations of that negotiation
+GROWTH_ROUNDS = 5      # times the nets nearest to where it still conflicts join it
 FROZEN = 1 << 16       # the occupancy weight of a net that does not move in it: its cover is a wall
 
 
