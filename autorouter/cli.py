@@ -179,7 +179,7 @@ def run_route(args, err) -> int:
     interrupted = stop.signal
     t0 = time.monotonic()
     report = check(board, rules, result.tracks, result.vias, only_new=True, fills=result.fills,
-                   fills_before=result.fills_before)
+                   fills_before=result.fills_before, relief_fills=result.relief_fills)
     check_time = time.monotonic() - t0
     result.timings = {"read": read_time, **result.timings, "check": check_time}
     text = read_text(args.board)                  # as bytes decode: CRLF line ends stay CRLF

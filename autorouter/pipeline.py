@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,6 +53,7 @@ class RouteResult:
     fills_before: list = field(default_factory=list)   # the fills thermal reliefs are judged on (relief_fill),
                                                        # without the new copper
     fills: list = field(default_factory=list)          # and with it (zones.predict), for the check to take over
+    relief_fills: list | None = None                   # relief_fill with the new copper, where finishing made it
 
     def failed_nets(self) -> dict[str, str]:
         """Net name -> reason, for every net with a connection left unrouted."""
@@ -104,8 +106,20 @@ FINISH_ROUNDS = 8
 FINISH_STALL = 2
 
 
+class Joined(NamedTuple):
+    """What finishing ends with: the tasks (the joining ones added), the new tracks and vias, the zone fills
+    predicted with them, the pad groups each net ends with, and the fills thermal reliefs are judged on with them
+    (zones.relief_fill; None where finishing was stopped before making them)."""
+    tasks: list
+    tracks: list
+    vias: list
+    fills: list
+    groups: dict
+    relief_fills: list | None
+
+
 def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset(),
-           fills_before=()):
+           fills_before=()) -> Joined:
     """join_rounds, then once more if some thermal relief is left short that no stub could feed: the nets whose
     copper crowds it move away (clear_areas), and the result with fewer joins missing, then fewer reliefs short, is
     kept."""
@@ -118,9 +132,9 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starv
     kept = {net: NetRoute(list(r.connections), list(r.failed)) for net, r in outcome.routes.items()}
     if not clear_areas(outcome, relief_areas(board, lattice, short, fills_before)):
         return first
-    second = join_rounds(board, rules, profiles, lattice, config, scope, first[0], outcome, starved_before)
-    if ((missing_joins(second[4], scope), len(short_reliefs(board, rules, second, starved_before)))
-            < (missing_joins(first[4], scope), len(short))):
+    second = join_rounds(board, rules, profiles, lattice, config, scope, first.tasks, outcome, starved_before)
+    if ((missing_joins(second.groups, scope), len(short_reliefs(board, rules, second, starved_before)))
+            < (missing_joins(first.groups, scope), len(short))):
         return second
     outcome.routes.clear()
     outcome.routes.update(kept)
@@ -131,10 +145,12 @@ def missing_joins(groups: dict[int, list], scope: set[int]) -> int:
     return sum(len(g) - 1 for net, g in groups.items() if net in scope)
 
 
-def short_reliefs(board, rules, finished, starved_before) -> list:
+def short_reliefs(board, rules, finished: Joined, starved_before) -> list:
     """The reliefs a join_rounds result leaves short that the board did not come with."""
-    _, tracks, vias, _, _ = finished
-    return [r for r in reliefs(board, rules, relief_fill(board, rules, tracks, vias), tracks, vias)
+    fills = finished.relief_fills
+    if fills is None:
+        fills = relief_fill(board, rules, finished.tracks, finished.vias)
+    return [r for r in reliefs(board, rules, fills, finished.tracks, finished.vias)
             if r.short and (r.pad, r.layer, r.zone) not in starved_before]
 
 
@@ -154,8 +170,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
     the new tracks cut them (KiCad's refill predicted with them). Each round searches the missing joins with every
     other net as a wall (strict: whatever is found is legal); the first at the nets' own sizes, the later ones with
     the board's smallest track and via, which fit where the class sizes do not. Last, thermal reliefs the new
-    copper starved get a stub into their fill (zones.feed_starved). Returns the tasks (the joining ones added),
-    tracks, vias, the zone fills predicted with them, and the pad groups each net ends with."""
+    copper starved get a stub into their fill (zones.feed_starved). Returns them as Joined."""
     tasks = list(tasks)
     hole_gap = rules.hole_to_hole + config.clearance_margin
     fewest, stalled = None, 0
@@ -169,13 +184,15 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         fewest, stalled = (missing, 0) if fewest is None or missing < fewest else (fewest, stalled + 1)
         stopping = outcome.context.should_stop()
         if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
-            stubs = feed_starved(board, rules, relief_fill(board, rules, tracks, vias), tracks, vias,
-                                 config.clearance_margin, starved_before) if pieces and not stopping else []
+            relief = relief_fill(board, rules, tracks, vias) if pieces and not stopping else None
+            stubs = feed_starved(board, rules, relief, tracks, vias, config.clearance_margin,
+                                 starved_before) if relief is not None else []
             if stubs:
                 tracks = tracks + stubs
                 pieces = predict_fill(board, rules, tracks, vias)
                 groups = pad_groups(board, tracks, vias, pieces)
-            return tasks, tracks, vias, list(pieces), groups
+                relief = relief_fill(board, rules, tracks, vias)
+            return Joined(tasks, tracks, vias, list(pieces), groups, relief)
         extra = build_tasks(board, rules, profiles, lattice, config, apart, tracks=tracks, vias=vias, pieces=pieces,
                             smallest=round_ > 0)
         failed = reconnect(extra, outcome)
@@ -280,8 +297,9 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
     starved_before = starved_keys(reliefs(board, rules, ready.relief_fills), strict=True)
-    tasks, tracks, vias, fills, groups = finish(board, rules, profiles, lattice, config, scope, outcome.tasks,
-                                                outcome, starved_before, ready.relief_fills)
+    tasks, tracks, vias, fills, groups, relief_fills = finish(board, rules, profiles, lattice, config, scope,
+                                                              outcome.tasks, outcome, starved_before,
+                                                              ready.relief_fills)
     timings["finishing"] = time.monotonic() - t0
     engine_report = getattr(engine, "report", lambda: None)()
     notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \
@@ -294,7 +312,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     result = RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
                          engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds,
                          needed + cut_apart, missing, outcome.context.rois / max(outcome.context.launches, 1),
-                         nets_to_route, should_stop(), list(ready.relief_fills), fills)
+                         nets_to_route, should_stop(), list(ready.relief_fills), fills, relief_fills)
     report({"stage": "done", "nets": result.routed_nets, "nets_total": nets_to_route,
             "connections": result.routed_connections, "connections_total": result.connections})
     return result

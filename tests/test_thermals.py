@@ -143,3 +143,16 @@ def test_a_spoke_into_a_web_between_two_pads_counts(tmp_path):
     assert "starved_thermal" not in check(board, rules, cuts, [], only_new=True).by_kind()
     if kicad_available() and JUDGE.is_dir():
         assert kicad_starved(with_tracks(path, cuts, tmp_path / "cut.kicad_pcb")) == 0
+
+
+def test_the_route_hands_the_check_the_relief_fill_of_its_own_copper(tmp_path):
+    # finishing judges reliefs on the fill with the new copper: the check takes that one over, not predicting it
+    # again, and must find what it would have found on its own
+    from autorouter.pipeline import route
+    path, board, rules = thermal_board(tmp_path)
+    result = route(board, rules, RouterConfig(backend="cpu"))
+    again = relief_fill(board, rules, result.tracks, result.vias)
+    assert [(p.zone, p.layer, p.pads) for p in result.relief_fills] == [(p.zone, p.layer, p.pads) for p in again]
+    assert all(p.shape.equals(q.shape) for p, q in zip(result.relief_fills, again))
+    given = check(board, rules, result.tracks, result.vias, only_new=True, relief_fills=result.relief_fills)
+    assert given.violations == check(board, rules, result.tracks, result.vias, only_new=True).violations

@@ -102,9 +102,10 @@ def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False
 
 
 def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = False, fills=None,
-          fills_before=None) -> CheckReport:
-    """fills: zones.predict with the new tracks and vias; fills_before: zones.relief_fill without them (thermal
-    reliefs are judged on that); each where the caller has it (the route's result), else predicted here."""
+          fills_before=None, relief_fills=None) -> CheckReport:
+    """fills: zones.predict with the new tracks and vias; relief_fills and fills_before: zones.relief_fill with
+    them and without them (thermal reliefs are judged on those); each where the caller has it (the route's
+    result), else predicted here."""
     items = board_items(board, new_tracks, new_vias, only_new, rules)
     report = CheckReport()
     clearance_violations(board, rules, items, report)
@@ -115,7 +116,7 @@ def check(board: Board, rules, new_tracks=(), new_vias=(), only_new: bool = Fals
     bare_via_violations(board, rules, items, report)
     pieces = predict(board, rules, new_tracks, new_vias) if fills is None else fills
     dangling_violations(board, items, report, pieces)
-    thermal_violations(board, rules, new_tracks, new_vias, only_new, report, fills_before)
+    thermal_violations(board, rules, new_tracks, new_vias, only_new, report, fills_before, relief_fills)
     report.unrouted = unrouted(board, new_tracks, new_vias, pieces)
     return report
 
@@ -274,13 +275,16 @@ def dangling_violations(board, items, report, pieces=()) -> None:
                                                f"{name(board, it)}: an end touches nothing of its net"))
 
 
-def thermal_violations(board, rules, new_tracks, new_vias, only_new, report, fills_before=None) -> None:
-    """Thermal reliefs with some spokes but fewer than KiCad asks (zones.reliefs, on zones.relief_fill); with
-    only_new, those that were not starved before the new tracks and vias (fills_before: relief_fill without them)."""
+def thermal_violations(board, rules, new_tracks, new_vias, only_new, report, fills_before=None,
+                       fills_after=None) -> None:
+    """Thermal reliefs with some spokes but fewer than KiCad asks (zones.reliefs, on zones.relief_fill: fills_after
+    where the caller has it); with only_new, those that were not starved before the new tracks and vias
+    (fills_before: relief_fill without them)."""
     if not board.zones:
         return
-    starved = [r for r in reliefs(board, rules, relief_fill(board, rules, new_tracks, new_vias), new_tracks, new_vias)
-               if r.starved]
+    if fills_after is None:
+        fills_after = relief_fill(board, rules, new_tracks, new_vias)
+    starved = [r for r in reliefs(board, rules, fills_after, new_tracks, new_vias) if r.starved]
     if starved and only_new:
         if fills_before is None:
             fills_before = relief_fill(board, rules)
