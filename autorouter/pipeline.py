@@ -175,10 +175,24 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
     hole_gap = rules.hole_to_hole + config.clearance_margin
     fewest, stalled = None, 0
     tried = set()                 # the joins a way was made for already: a later round would only try them again
-    for round_ in range(FINISH_ROUNDS + 1):
+    seen: dict = {}               # the round's copper states (by their items) -> their fills and pad groups
+
+    def copper_now(forget_others: bool = False):
+        """The new tracks and vias as the routes stand, the zone fills predicted with them and each net's pad
+        groups. A state met before in this round (the ways tried come back to it when undone, and the next round
+        starts on the last one) is not predicted again: the fill is finishing's main cost."""
+        nonlocal seen
         tracks, vias = routes_to_items(lattice, tasks, outcome.routes, hole_gap)
-        pieces = predict_fill(board, rules, tracks, vias) if board.zones else ()
-        groups = pad_groups(board, tracks, vias, pieces)
+        key = (tuple(tracks), tuple(vias))
+        if key not in seen:
+            pieces = predict_fill(board, rules, tracks, vias) if board.zones else ()
+            seen[key] = pieces, pad_groups(board, tracks, vias, pieces)
+        if forget_others:
+            seen = {key: seen[key]}
+        return (tracks, vias) + seen[key]
+
+    for round_ in range(FINISH_ROUNDS + 1):
+        tracks, vias, pieces, groups = copper_now(forget_others=True)
         apart = {board.net_name(net) for net, g in groups.items() if len(g) > 1 and net in scope}
         missing = missing_joins(groups, scope)
         fewest, stalled = (missing, 0) if fewest is None or missing < fewest else (fewest, stalled + 1)
@@ -198,11 +212,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         failed = reconnect(extra, outcome)
         tasks += extra
         if failed:
-            def now_missing():
-                items = routes_to_items(lattice, tasks, outcome.routes, hole_gap)
-                fills = predict_fill(board, rules, *items) if board.zones else ()
-                return missing_joins(pad_groups(board, *items, fills), scope)
-            make_ways(failed, outcome, now_missing, tried)
+            make_ways(failed, outcome, lambda: missing_joins(copper_now()[3], scope), tried)
 
 
 def make_ways(failed: list, outcome, now_missing, tried: set) -> None:
