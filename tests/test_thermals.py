@@ -156,3 +156,20 @@ def test_the_route_hands_the_check_the_relief_fill_of_its_own_copper(tmp_path):
     assert all(p.shape.equals(q.shape) for p, q in zip(result.relief_fills, again))
     given = check(board, rules, result.tracks, result.vias, only_new=True, relief_fills=result.relief_fills)
     assert given.violations == check(board, rules, result.tracks, result.vias, only_new=True).violations
+
+
+def test_a_through_hole_pads_spokes_do_not_join_what_its_hole_parts(tmp_path):
+    """S1 tracks cut J1.1's spokes to the right and down, and box in the fill its left spoke reaches. KiCad's filler
+    knocks the pad's hole out of the spokes, which run from its centre, so that pocket stays an island of its own:
+    one spoke into the pour and one into an island, starved ("1 spokes connected to isolated island"). Through an
+    SMD pad, with no hole, the spokes would join the pocket to the pour."""
+    path, board, rules = thermal_board(tmp_path)
+    pocket = [Track((3.5, 2.75), (5.3, 2.75), 0.25, "F.Cu", 2), Track((3.5, 5.25), (5.3, 5.25), 0.25, "F.Cu", 2),
+              Track((3.5, 2.75), (3.5, 5.25), 0.25, "F.Cu", 2)]
+    cuts = [CUTS[0], CUTS[2]] + pocket
+    relief = next(r for r in reliefs(board, rules, relief_fill(board, rules, cuts), cuts)
+                  if board.pads[r.pad].name == "J1.1" and r.layer == "F.Cu")
+    assert (relief.spokes, relief.island_spokes) == (1, 1) and relief.starved
+    assert check(board, rules, cuts, [], only_new=True).by_kind().get("starved_thermal") == 1
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(with_tracks(path, cuts, tmp_path / "pocket.kicad_pcb")) == 1

@@ -186,14 +186,35 @@ def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) 
             cuts.append(grow(other.outline, max(zone.clearance, other.clearance) + margin))
     blocked = shapely.union_all(cuts) if cuts else Polygon()
     fill = area.difference(shapely.union_all([blocked] + rings))
-    half = zone.min_thickness / 2
-    if half > 0 and not fill.is_empty:
-        fill = fill.buffer(-(half + margin), quad_segs=4).buffer(half, quad_segs=4)
+    fill = prune_thin(fill, zone.min_thickness, margin)
     # KiCad adds the spokes whose end lies in the fill, then cuts the other nets' clearances out again: a spoke
     # through one is a stub that its DRC still counts as a spoke, but no connection
     relieved = [(i, [(body, end, not body.intersects(blocked)) for body, end in pad_spokes])
                 for i, pad_spokes in relieved]
     return fill, relieved
+
+
+def prune_thin(fill: BaseGeometry, min_thickness: float, margin: float = 0.0) -> BaseGeometry:
+    """The fill less its features thinner than the zone's minimum thickness, as KiCad prunes them: shrunk by half
+    of it (and margin more), the parts that lie closer than the minimum thickness to each other bridged (KiCad joins
+    them with zero-width strands, so that a web pinched at one point survives), grown back, and kept inside the
+    fill it came from."""
+    half = min_thickness / 2
+    if half <= 0 or fill.is_empty:
+        return fill
+    core = fill.buffer(-(half + margin), quad_segs=4)
+    parts = [g for g in getattr(core, "geoms", [core]) if not g.is_empty]
+    grown = core.buffer(half, quad_segs=4)
+    if len(parts) < 2:
+        return grown
+    tree = STRtree(parts)
+    pairs = tree.query(parts, predicate="dwithin", distance=min_thickness)
+    pairs = pairs[:, pairs[0] < pairs[1]]
+    if not pairs.size:
+        return grown
+    strands = shapely.shortest_line(np.take(parts, pairs[0]), np.take(parts, pairs[1]))
+    bands = shapely.buffer(strands, half, quad_segs=4)
+    return shapely.union_all([grown, *bands]).intersection(fill)
 
 
 def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN) -> list[Piece]:
