@@ -69,6 +69,16 @@ def keepout_frame() -> TestBoard:
     return b
 
 
+def split_halves() -> TestBoard:
+    """Net A on two halves of a board that a keep-out strip parts (a split keyboard joined by a cable): two of its
+    pads on each side."""
+    b = TestBoard("halves", 2, 40, 16)
+    for ref, x, y, other in (("R1", 6, 5, "X"), ("R2", 6, 11, "Y"), ("R3", 32, 5, "Z"), ("R4", 32, 11, "W")):
+        b.two_pad(ref, "1k", x, y, ["A", other])
+    b.zone(None, ["F.Cu", "B.Cu"], [(18, 0), (22, 0), (22, 16), (18, 16)], keepout=True)
+    return b
+
+
 def qfn(pitch: float = 0.4, per_side: int = 6) -> TestBoard:
     """A QFN at fine pitch, every pin to a test pad around it."""
     b = TestBoard("qfn", 2, 24, 24)

@@ -89,3 +89,17 @@ def test_pads_join_a_plane_by_a_via_beside_them(tmp_path):
     assert info["connections"] == 6                          # three GND pads to the plane, VCC to four pads
     assert len([v for v in board.vias if v.net == gnd]) == 3
     assert sum(math.dist(t.start, t.end) for t in gnd_tracks) < 3 * 2.0   # a short stub each, not tracks between
+
+
+def test_pins_that_cannot_reach_the_tree_still_join_each_other(tmp_path):
+    # the pads of net A on the far side of the keep-out find no path to the tree: they are joined to each other
+    src = g.write(g.split_halves(), tmp_path)
+    out = tmp_path / "routed.kicad_pcb"
+    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
+                           "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+    info = json.loads(proc.stdout)
+    assert (info["connections"], info["connections_routed"], info["drc_violations"]) == (3, 2, 0), info
+    assert list(info["failed"]) == ["A"] and "no path to pad" in info["failed"]["A"]
+    if kicad_available() and JUDGE.is_dir():
+        verdict = kicad_verdict(out)
+        assert verdict["unconnected"] == 1 and verdict["violations"] == 0, verdict

@@ -276,7 +276,8 @@ def drop_conflicts(tasks, routes, occ, radii, reason: str) -> list[int]:
 
 @dataclass
 class Growing:
-    """A net being routed: its tree so far and the pins already joined."""
+    """A net being routed: its tree so far and the pins already joined (or found unreachable from it: later pins
+    may still join them)."""
     task: NetTask
     route: NetRoute
     joined: list[int]
@@ -377,6 +378,9 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
             if full:
                 names = "/".join(p.name for p in g.task.pins[j].pads)
                 g.route.failed.append(f"no path to pad {names}")
+                # it still starts a tree of its own that the pins after it may join: the two halves of a split
+                # keyboard, joined by a cable, share their nets' names
+                g.joined.append(j)
             else:
                 misses.append(g)
             continue
