@@ -7,7 +7,7 @@ import shapely
 
 import generated as g
 from autorouter.board import load_board
-from autorouter.board.model import Track
+from autorouter.board.model import Track, Via
 from autorouter.board.rules import load_rules
 from autorouter.check import check
 from autorouter.config import RouterConfig
@@ -173,3 +173,25 @@ def test_a_through_hole_pads_spokes_do_not_join_what_its_hole_parts(tmp_path):
     assert check(board, rules, cuts, [], only_new=True).by_kind().get("starved_thermal") == 1
     if kicad_available() and JUDGE.is_dir():
         assert kicad_starved(with_tracks(path, cuts, tmp_path / "pocket.kicad_pcb")) == 1
+
+
+def test_a_via_on_a_spoke_inside_the_pad_counts_as_a_spoke(tmp_path):
+    """KiCad's DRC takes a via for a track of length 0, and the fill it tests holds the spokes, which run from the
+    pad's centre: with three of J1.1's spokes cut, a GND via on the spoke upwards, inside the pad, makes the second
+    spoke (as on c4_hdmi_mipi's SOT-23 GND pins); one inside the pad but off the spokes does not."""
+    path, board, rules = thermal_board(tmp_path)
+
+    def relief_with(via):
+        return next(r for r in reliefs(board, rules, relief_fill(board, rules, CUTS, [via]), CUTS, [via])
+                    if board.pads[r.pad].name == "J1.1" and r.layer == "F.Cu")
+
+    on_spoke, off_spoke = (Via(x, y, 0.4, 0.2, ("F.Cu", "B.Cu"), board.pads[0].net) for x, y in ((6.0, 3.3), (6.6, 4.6)))
+    assert relief_with(on_spoke).spokes == 2 and not relief_with(on_spoke).starved
+    assert relief_with(off_spoke).starved
+    if kicad_available() and JUDGE.is_dir():
+        for via, starved in ((on_spoke, 0), (off_spoke, 1)):
+            out = with_tracks(path, CUTS, tmp_path / f"via{starved}.kicad_pcb")
+            text = out.read_text().rstrip()
+            out.write_text(text[:-1] + f'\n\t(via (at {via.x} {via.y}) (size 0.4) (drill 0.2) (layers "F.Cu" "B.Cu") '
+                                       f'(net {via.net}))\n)\n')
+            assert kicad_starved(out) == starved
