@@ -6,11 +6,10 @@ one of length 0) that starts inside the pad (grown by half the thermal gap) and 
 included, counts as a spoke too, and so does a spoke whose end lies inside a neighbouring pad's spoke, whose end
 lies inside it (KiCad's filler keeps the pair). A pad with fewer spokes than the board asks (its
 min_resolved_spokes, 2 by default; 0 turns the check off) is starved; the spokes into islands count only where
-there are no others. The spokes run from the pad's centre and only its hole
-is knocked out of them, so an SMD pad's spokes join the pieces they end in into one outline (outline_items). On 33
-routed corpus boards this verdict (`starved`) found 3 of the 6 reliefs KiCad found starved by routing, and 5 it did
-not; before routing, 48 of KiCad's 61 and 12 others. The stubs go where the stricter count (`short`: islands
-never count) falls short.
+there are no others. The spokes run from the pad's centre and only its hole is knocked out of them, so an SMD
+pad's spokes join the pieces they end in into one outline (outline_items). On 33 routed corpus boards this verdict
+(`starved`) found 3 of the 6 reliefs KiCad found starved by routing, and 5 it did not; before routing, 48 of
+KiCad's 61 and 12 others. The stubs go where the stricter count (`short`: islands never count) falls short.
 
 Routing keeps two spokes of each pad clear (spoke_guards), but other nets' tracks can still cut the fill around
 them into islands. feed_starved then adds such a track: a short straight stub of the net from the pad's centre into
@@ -91,12 +90,13 @@ def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items:
             else:
                 r.island_spokes += 1
     fills: dict[tuple[int, str], list] = {}
+    added: dict[tuple[int, str, int], list] = {}      # (pad, layer, zone) -> its spokes that KiCad adds to the fill
+    landed = set()
     for piece in pieces:
         fills.setdefault((piece.zone, piece.layer), []).append(piece.shape)
-    added: dict[tuple[int, str, int], list] = {}      # (pad, layer, zone) -> its spokes that KiCad adds to the fill
-    for piece in pieces:
-        for i, body, _ in piece.spokes:
+        for i, body, end in piece.spokes:
             added.setdefault((i, piece.layer, piece.zone), []).append(body)
+            landed.add((i, piece.layer, piece.zone, end.x, end.y))
     ends: dict[tuple[int, str], list] = {}        # (net, layer) -> its tracks' (start, end), as one array below
     for t in list(board.tracks) + list(tracks):
         ends.setdefault((t.net, t.layer), []).append((t.start, t.end))
@@ -104,12 +104,11 @@ def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items:
         for layer in v.layers:
             ends.setdefault((v.net, layer), []).append(((v.x, v.y), (v.x, v.y)))
     ends = {key: np.array(pairs, dtype=np.float64) for key, pairs in ends.items()}
-    landed = {(i, piece.layer, piece.zone, end.x, end.y) for piece in pieces for i, _, end in piece.spokes}
     for r in found.values():
         if r.spokes < r.needed:
-            own = ends.get((board.pads[r.pad].net, r.layer), np.zeros((0, 2, 2)))
-            own_spokes = [b if board.pads[r.pad].hole is None else b.difference(board.pads[r.pad].hole)
-                          for b in added.get((r.pad, r.layer, r.zone), [])]
+            pad = board.pads[r.pad]
+            own = ends.get((pad.net, r.layer), np.zeros((0, 2, 2)))
+            own_spokes = [b if pad.hole is None else b.difference(pad.hole) for b in added[(r.pad, r.layer, r.zone)]]
             r.spokes += track_spokes(board, r, fills[(r.zone, r.layer)] + own_spokes, own)
         if r.spokes < r.needed:
             r.spokes += meeting_spokes(board, r, landed, copper)
