@@ -79,8 +79,9 @@ def split_halves() -> TestBoard:
     return b
 
 
-def qfn(pitch: float = 0.4, per_side: int = 6) -> TestBoard:
-    """A QFN at fine pitch, every pin to a test pad around it."""
+def qfn(pitch: float = 0.4, per_side: int = 6, pad_width: float = 0.2, own_clearance: float | None = None) -> TestBoard:
+    """A QFN at fine pitch, every pin to a test pad around it; own_clearance: the footprint's own clearance, which
+    KiCad lets override the net classes'."""
     b = TestBoard("qfn", 2, 24, 24)
     pads, tests = [], []
     span = pitch * (per_side - 1) / 2
@@ -88,12 +89,15 @@ def qfn(pitch: float = 0.4, per_side: int = 6) -> TestBoard:
         for k in range(per_side):
             t = -span + pitch * k
             n = side * per_side + k
-            x, y, w, h = [(-1.9, t, 0.7, 0.2), (t, 1.9, 0.2, 0.7), (1.9, -t, 0.7, 0.2), (-t, -1.9, 0.2, 0.7)][side]
+            x, y, w, h = [(-1.9, t, 0.7, pad_width), (t, 1.9, pad_width, 0.7), (1.9, -t, 0.7, pad_width),
+                          (-t, -1.9, pad_width, 0.7)][side]
             pads.append(b.smd_pad("U1", n + 1, x, y, w, h, f"S{n}"))
             # the test pads stand on a ring 7 mm out, spread over the side's length
             u = -6 + 12 * k / (per_side - 1)
             tests.append((f"S{n}", [(-7, u), (u, 7), (7, -u), (-u, -7)][side]))
     b.footprint("U1", "QFN-24_P0.4mm", 12, 12, pads, True)
+    if own_clearance is not None:
+        b.footprints[-1] = b.footprints[-1].replace("(attr smd)", f"(clearance {own_clearance:g})\n\t\t(attr smd)", 1)
     for i, (net, (x, y)) in enumerate(tests):
         b.footprint(f"TP{i + 1}", "TestPoint", 12 + x, 12 + y, [b.smd_pad(f"TP{i + 1}", 1, 0, 0, 0.8, 0.8, net)], True)
     return b

@@ -4,6 +4,7 @@ import json
 import math
 import subprocess
 import sys
+from functools import partial
 
 import pytest
 from shapely.geometry import box
@@ -19,6 +20,10 @@ BOARDS = {
     # a track between two pins of a 0.4 mm row is exactly the clearance from each: legal for KiCad, and our only way in
     "0.4 mm QFN at exactly the clearance": (g.qfn, dict(classes=g.default_class(0.2, 0.2),
                                                        minimums={"min_track_width": 0.2, "min_clearance": 0.2})),
+    # 0.2 mm from a track to the next pin: less than the class's 0.22, but the footprint's own 0.15 overrides it
+    "0.4 mm QFN with its own clearance": (partial(g.qfn, pad_width=0.25, own_clearance=0.15),
+                                          dict(classes=g.default_class(0.15, 0.22),
+                                               minimums={"min_track_width": 0.15, "min_clearance": 0.1})),
     "0.8 mm BGA escape": (g.bga, dict(classes=g.default_class(0.15, 0.15, 0.6, 0.3),
                                       minimums={"min_track_width": 0.1, "min_via_diameter": 0.4,
                                                 "min_through_hole_diameter": 0.2, "min_via_annular_width": 0.05})),

@@ -66,12 +66,12 @@ def test_stub_conflicts_are_those_found_pair_by_pair(routed_setup):
     by_net = {}
     for pin, portals in zip(pins, pins_portals(pins, layer_index, profile, lattice, config.portal_radius)):
         by_net.setdefault(pin[0].net, []).append(portals)
-    pins_by_net = [(net, 0.25, portals) for net, portals in sorted(by_net.items())]
     gap = 0.2 + config.clearance_margin
-    expected = conflicts_pair_by_pair(pins_by_net, lattice, gap)
-    mark_stub_conflicts(pins_by_net, lattice, gap)
+    pins_by_net = [(net, 0.25, gap, portals) for net, portals in sorted(by_net.items())]
+    expected = conflicts_pair_by_pair([(net, w, p) for net, w, _, p in pins_by_net], lattice, gap)
+    mark_stub_conflicts(pins_by_net, lattice)
     seen = 0
-    for _, _, portals_list in pins_by_net:
+    for _, _, _, portals_list in pins_by_net:
         for portals in portals_list:
             for k, blocks in enumerate(portals.blocks):
                 assert sorted(blocks.tolist()) == sorted(expected.get(id(portals), {}).get(k, ()))

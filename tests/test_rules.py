@@ -77,3 +77,13 @@ def test_thermal_spoke_minimum(tmp_path):
     for bad in (-1, 1.5, "two"):
         with pytest.raises(BoardError, match="min_resolved_spokes"):
             rules_of(bad)
+
+
+def test_a_pads_own_clearance_overrides_the_classes_down_to_the_board_minimum(tmp_path):
+    project = {"net_settings": {"classes": CLASSES, "netclass_assignments": {"GND": "POWER"}},
+               "board": {"design_settings": {"rules": {"min_clearance": 0.1}}}}
+    rules = load_rules(board_with_project(tmp_path, project), RouterConfig())
+    power, default = rules.for_net(1).clearance, rules.for_net(3).clearance
+    assert rules.clearance_between(power, default) == 0.2                    # no own clearance: the larger class
+    assert rules.clearance_between(power, default, own_b=0.12) == 0.12       # a QFN pad's own, as KiCad has it
+    assert rules.clearance_between(power, default, 0.05, 0.08) == 0.1        # never below the board's minimum

@@ -47,14 +47,25 @@ class DesignRules:
     bare_via_reach: float = 0.0          # how far a bare via's mask opening reaches past its copper
     mask_web: float = 0.0                # the narrowest solder-mask web between two openings
     min_spokes: int = SPOKES_KEPT        # the fewest spokes a thermal relief needs (0: KiCad does not check them)
+    min_clearance: float = 0.0           # the board's minimum clearance, which no local override goes below
 
     def for_net(self, net: int) -> NetClassRules:
         return self.classes.get(self.net_class.get(net, "Default"), self.classes["Default"])
 
     def clearance_of(self, net: int, own: float | None = None) -> float:
-        """An item's clearance: the larger of its own (a pad's) and its class's. KiCad lets a pad's own clearance
-        override its class; the larger of the two is never wrong."""
+        """An item's clearance on its own, where the other side is not known (the zone fill's knock-outs, stubs):
+        the larger of its own (a pad's) and its class's, which is never less than KiCad asks of any pair."""
         return max(own or 0.0, self.for_net(net).clearance)
+
+    def clearance_between(self, class_a: float, class_b: float, own_a: float | None = None,
+                          own_b: float | None = None) -> float:
+        """KiCad's clearance between two copper items of different nets, given their classes' clearances (custom
+        rules included) and their own (a pad's, or its footprint's). An own clearance on either side overrides
+        classes and custom rules: the larger of the two, no less than the board's minimum (DRC_ENGINE::EvalRules).
+        A QFN's footprint may so ask 0.18 mm where the power class asks 0.23: its pins escape between each other."""
+        if own_a or own_b:
+            return max(own_a or 0.0, own_b or 0.0, self.min_clearance)
+        return max(class_a, class_b)
 
     @property
     def max_clearance(self) -> float:
@@ -246,7 +257,8 @@ def rules_from_project(data: dict, board: Board, defaults: dict, source: str) ->
                        hole_clearance=minimum["min_hole_clearance"],
                        source=source, notes=notes, min_track_width=min_track,
                        small_via=smallest_via(data, min_via, min_drill, min_annulus),
-                       min_spokes=spoke_count(raw_minimums.get("min_resolved_spokes"), source))
+                       min_spokes=spoke_count(raw_minimums.get("min_resolved_spokes"), source),
+                       min_clearance=min_clear)
 
 
 def assign_classes(settings: dict, board: Board, classes: dict, priority: dict) -> dict[int, str]:

@@ -59,6 +59,7 @@ class Item:
     checked: bool          # tracks and vias under test
     hole: object = None
     clearance: float | None = None      # its own clearance, overriding its net class's (a pad's)
+    floor: float = 0.0                  # what custom rules ask of it beyond its class (copper drawings)
     ends: tuple = ()                    # a track's two ends
     # round copper measured exactly: its centre line or centre (core) and radius (reach); geom, a polygon drawn
     # outside the true curve, would under-measure gaps by up to half a percent of the radius, where KiCad is exact
@@ -70,8 +71,10 @@ class Item:
         if self.core is None:
             self.core = self.geom
 
-    def clearance_in(self, rules) -> float:
-        return rules.clearance_of(self.net, self.clearance)
+    def clearance_to(self, other: "Item", rules) -> float:
+        return rules.clearance_between(max(rules.for_net(self.net).clearance, self.floor),
+                                       max(rules.for_net(other.net).clearance, other.floor),
+                                       self.clearance, other.clearance)
 
     def gap(self, other: "Item") -> float:
         return shapely.distance(self.core, other.core) - self.reach - other.reach
@@ -89,7 +92,7 @@ def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False
             items.append(Item(p.hole, frozenset(board.copper_layers), 0, "hole", False, p.hole, p.clearance))
     for g in board.graphics:
         items.append(Item(g.outline, frozenset([g.layer]), g.net, "graphic", False,
-                          clearance=rules.graphic_clearance or None if rules else None))
+                          floor=rules.graphic_clearance if rules else 0.0))
     for tracks, checked in ((board.tracks, not only_new), (new_tracks, True)):
         for t in tracks:
             items.append(Item(t.body(), frozenset([t.layer]), t.net, "track", checked, ends=(t.start, t.end),
@@ -126,7 +129,7 @@ def name(board, item) -> str:
 
 
 def clearance_violations(board, rules, items, report) -> None:
-    reach = max([rules.max_clearance] + [it.clearance for it in items if it.clearance is not None])
+    reach = max([rules.max_clearance] + [max(it.clearance or 0.0, it.floor) for it in items])
     for layer in board.copper_layers:
         idx = [i for i, it in enumerate(items) if layer in it.layers and it.kind != "hole"]
         probe = [k for k, i in enumerate(idx) if items[i].checked]
@@ -138,7 +141,7 @@ def clearance_violations(board, rules, items, report) -> None:
             ia, ib = items[idx[ka]], items[idx[kb]]
             if ka == kb or (ib.checked and kb < ka) or (ia.net and ia.net == ib.net):
                 continue
-            need = max(ia.clearance_in(rules), ib.clearance_in(rules))
+            need = ia.clearance_to(ib, rules)
             gap = ia.gap(ib)
             if gap < need - TOLERANCE:
                 where = shapely.shortest_line(ia.geom, ib.geom).coords[0]

@@ -3,9 +3,10 @@
 For each profile, `track_owner[l, r, c]` says who may put a track centre-line on that node:
 FREE (-1) anyone, HARD (-2) nobody, n >= 0 only net n (the node is near net n's own copper). `via_owner[r, c]`
 says the same for a through via at (r, c), which spans every layer. Inflation: clearance (the larger of the two
-nets') plus half the track width or the via radius, plus config.clearance_margin. The board edge, keepouts, copper
-text and graphics, holes and pads of no net are HARD. Solder-mask openings of other nets' pads keep tracks out on
-the outer layers, and the thermal spokes that connect pads to zones keep other nets away.
+nets', or a pad's own where it has one: DesignRules.clearance_between) plus half the track width or the via radius,
+plus config.clearance_margin. The board edge, keepouts, copper text and graphics, holes and pads of no net are HARD.
+Solder-mask openings of other nets' pads keep tracks out on the outer layers, and the thermal spokes that connect
+pads to zones keep other nets away.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class CopperItem:
     layers: tuple[int, ...]
     net: int                  # 0: no net (HARD for everybody)
     clearance: float | None = None     # its own clearance (a pad's), which overrides its net class's
+    floor: float = 0.0                 # what custom rules ask of it beyond its class (copper drawings)
 
 
 @dataclass
@@ -53,7 +55,7 @@ def copper_items(board: Board, rules: DesignRules) -> list[CopperItem]:
     for v in board.vias:
         items.append(CopperItem(v.body(), tuple(index[l] for l in v.layers), v.net))
     for g in board.graphics:
-        items.append(CopperItem(g.outline, (index[g.layer],), g.net, rules.graphic_clearance or None))
+        items.append(CopperItem(g.outline, (index[g.layer],), g.net, floor=rules.graphic_clearance))
     return items
 
 
@@ -96,7 +98,8 @@ def collect_stamps(board: Board, rules: DesignRules, cls: NetClassRules, lattice
     half_w, via_r = cls.track_width / 2, cls.via_diameter / 2
     out = Stamps()
     for item in items:
-        gap = max(cls.clearance, rules.clearance_of(item.net, item.clearance))
+        gap = rules.clearance_between(cls.clearance, max(rules.for_net(item.net).clearance, item.floor),
+                                      own_b=item.clearance)
         who = item.net if item.net else HARD
         out.add(item.geom, gap + half_w + margin, who, item.layers)
         # a via keeps its copper `gap` from other copper, and its hole the board's hole clearance

@@ -219,21 +219,22 @@ def stub_lines(portals: list[Portals], lattice: Lattice) -> np.ndarray:
     return shapely.linestrings(coords, indices=np.repeat(np.arange(count.size), count))
 
 
-def mark_stub_conflicts(pins_by_net: list[tuple[int, float, list]], lattice: Lattice, gap: float) -> None:
+def mark_stub_conflicts(pins_by_net: list[tuple[int, float, float, list]], lattice: Lattice) -> None:
     """Fill each portal's `blocks`: the portal nodes of other nets whose stubs come closer to its stub than the two
-    half widths plus `gap` (the largest clearance and the margin). pins_by_net: (net, track width, portals list).
-    Portals with no such neighbour keep what they had."""
-    owners = [(net, width, portals) for net, width, portals_list in pins_by_net for portals in portals_list
-              if portals.nodes.size]
+    half widths plus the larger of the two nets' clearances. pins_by_net: (net, track width, clearance, portals
+    list). Portals with no such neighbour keep what they had."""
+    owners = [(net, width, clearance, portals) for net, width, clearance, portals_list in pins_by_net
+              for portals in portals_list if portals.nodes.size]
     if not owners:
         return
     sizes = [portals.nodes.size for *_, portals in owners]
     nodes = np.concatenate([portals.nodes for *_, portals in owners])
     net = np.repeat([o[0] for o in owners], sizes)
     width = np.repeat(np.array([o[1] for o in owners], dtype=np.float64), sizes)
+    clearance = np.repeat(np.array([o[2] for o in owners], dtype=np.float64), sizes)
     lines = stub_lines([portals for *_, portals in owners], lattice)
     layer = nodes // lattice.plane
-    reach = float(width.max()) + gap
+    reach = float(width.max() + clearance.max())
     a, b = [], []
     for l in np.unique(layer).tolist():          # stubs on one layer at a time: only those can come close
         which = np.flatnonzero(layer == l)
@@ -249,7 +250,8 @@ def mark_stub_conflicts(pins_by_net: list[tuple[int, float, list]], lattice: Lat
     near = shapely.dwithin(lines[a], lines[b], reach)
     shapely.destroy_prepared(lines)
     a, b = a[near], b[near]
-    close = shapely.distance(lines[a], lines[b]) < (width[a] + width[b]) / 2 + gap - EXACT
+    close = (shapely.distance(lines[a], lines[b])
+             < (width[a] + width[b]) / 2 + np.maximum(clearance[a], clearance[b]) - EXACT)
     row, node = a[close], nodes[b[close]]
     order = np.lexsort((node, row))
     row, node = row[order], node[order]
@@ -262,10 +264,10 @@ def mark_stub_conflicts(pins_by_net: list[tuple[int, float, list]], lattice: Lat
     blocks: dict[int, list] = {}
     for o, k, found in zip(owner.tolist(), (row[starts] - first_row[owner]).tolist(), np.split(node, starts[1:])):
         if o not in blocks:
-            blocks[o] = [EMPTY] * owners[o][2].nodes.size
+            blocks[o] = [EMPTY] * owners[o][3].nodes.size
         blocks[o][k] = found
     for o, found in blocks.items():
-        owners[o][2].blocks = found
+        owners[o][3].blocks = found
 
 
 def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tracks, gap: float) -> Portals:

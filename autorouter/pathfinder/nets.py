@@ -134,15 +134,15 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
             for pin in t.pins:
                 pin.portals = keep_clear_of(pin.portals, t.net, t.rules.track_width, lattice, tracks, gap)
             t.blocked = ["/".join(p.name for p in pin.pads) for pin in t.pins if not pin.portals.nodes.size]
-    mark_conflicts(tasks, lattice, rules)
+    mark_conflicts(tasks, lattice)
     return tasks
 
 
-def mark_conflicts(tasks: list[NetTask], lattice, rules: DesignRules) -> None:
+def mark_conflicts(tasks: list[NetTask], lattice) -> None:
     """The other nets' portals each task's stubs rule out (portals.mark_stub_conflicts). Stubs are exact segments:
     two may be exactly the clearance apart, as KiCad allows."""
-    mark_stub_conflicts([(t.net, t.rules.track_width, [pin.portals for pin in t.pins]) for t in tasks], lattice,
-                        rules.max_clearance)
+    mark_stub_conflicts([(t.net, t.rules.track_width, t.rules.clearance, [pin.portals for pin in t.pins])
+                         for t in tasks], lattice)
 
 
 def prefers_smallest(cls: NetClassRules, rules: DesignRules, config) -> bool:
@@ -195,5 +195,5 @@ def neck_tasks(tasks: list[NetTask], nets: set[int], board, rules, profiles, lat
         if new is not None:
             changed.add(t.net)
     if changed:
-        mark_conflicts(out, lattice, rules)
+        mark_conflicts(out, lattice)
     return out, changed
