@@ -27,7 +27,7 @@ from .search import make_engine
 from .search.constants import STEP
 from .writeback.tracks import routes_to_items
 from .zones import predict as predict_fill
-from .zones import feed_starved, relief_fill, relief_room, reliefs, spoke_guards, starved_keys
+from .zones import feed_starved, relief_fill, relief_room, reliefs, spoke_guards, starved_keys, stitch_islands
 
 
 @dataclass
@@ -199,20 +199,47 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         stopping = outcome.context.should_stop()
         if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
             relief = relief_fill(board, rules, tracks, vias) if pieces and not stopping else None
-            stubs = feed_starved(board, rules, relief, tracks, vias, config.clearance_margin,
-                                 starved_before) if relief is not None else []
-            if stubs:
-                tracks = tracks + stubs
-                pieces = predict_fill(board, rules, tracks, vias)
-                groups = pad_groups(board, tracks, vias, pieces)
-                relief = relief_fill(board, rules, tracks, vias)
-            return Joined(tasks, tracks, vias, list(pieces), groups, relief)
+            if relief is None:
+                return Joined(tasks, tracks, vias, list(pieces), groups, None)
+            return feed_reliefs(board, rules, config, scope, starved_before, Joined(tasks, tracks, vias, list(pieces),
+                                                                                   groups, relief))
         extra = build_tasks(board, rules, profiles, lattice, config, apart, tracks=tracks, vias=vias, pieces=pieces,
                             smallest=round_ > 0)
         failed = reconnect(extra, outcome)
         tasks += extra
         if failed:
             make_ways(failed, outcome, lambda: missing_joins(copper_now()[3], scope), tried)
+
+
+def feed_reliefs(board, rules, config, scope, starved_before, joined: Joined) -> Joined:
+    """The thermal reliefs the new copper starved, fed: stubs of their nets into the fill (zones.feed_starved), then
+    stitching vias into the islands their spokes reach (zones.stitch_islands), kept only where the board then
+    misses no more joins and has fewer reliefs starved (a via of one net cuts the fills of other zones on the layers
+    it passes)."""
+    margin = config.clearance_margin
+    stubs = feed_starved(board, rules, joined.relief_fills, joined.tracks, joined.vias, margin, starved_before)
+    if stubs:
+        joined = with_copper(board, rules, joined, joined.tracks + stubs, joined.vias)
+    stitches = stitch_islands(board, rules, joined.relief_fills, joined.tracks, joined.vias, margin, starved_before)
+    if stitches:
+        stitched = with_copper(board, rules, joined, joined.tracks, joined.vias + stitches)
+        if (missing_joins(stitched.groups, scope) <= missing_joins(joined.groups, scope)
+                and starved_count(board, rules, stitched, starved_before) < starved_count(board, rules, joined,
+                                                                                       starved_before)):
+            return stitched
+    return joined
+
+
+def starved_count(board, rules, joined: Joined, starved_before) -> int:
+    """The reliefs KiCad will find starved that the board did not come with."""
+    return len(starved_keys(reliefs(board, rules, joined.relief_fills, joined.tracks, joined.vias)) - starved_before)
+
+
+def with_copper(board, rules, joined: Joined, tracks, vias) -> Joined:
+    """joined with these tracks and vias, its fills and pad groups predicted again."""
+    pieces = predict_fill(board, rules, tracks, vias)
+    return joined._replace(tracks=tracks, vias=vias, fills=list(pieces), groups=pad_groups(board, tracks, vias, pieces),
+                           relief_fills=relief_fill(board, rules, tracks, vias))
 
 
 def make_ways(failed: list, outcome, now_missing, tried: set) -> None:

@@ -11,7 +11,7 @@ from autorouter.board.model import Track, Via
 from autorouter.board.rules import load_rules
 from autorouter.check import check
 from autorouter.config import RouterConfig
-from autorouter.zones import feed_starved, predict, relief_fill, relief_room, reliefs, starved_keys
+from autorouter.zones import feed_starved, predict, relief_fill, relief_room, reliefs, starved_keys, stitch_islands
 from conftest import JUDGE, judge, kicad_available
 
 # Short S1 tracks across three of the four spokes of J1.1 (a 1.7 mm square GND pad at (6, 4) in a GND zone): only
@@ -195,3 +195,28 @@ def test_a_via_on_a_spoke_inside_the_pad_counts_as_a_spoke(tmp_path):
             out.write_text(text[:-1] + f'\n\t(via (at {via.x} {via.y}) (size 0.4) (drill 0.2) (layers "F.Cu" "B.Cu") '
                                        f'(net {via.net}))\n)\n')
             assert kicad_starved(out) == starved
+
+
+def test_a_stitching_via_joins_an_island_that_a_spoke_reaches(tmp_path):
+    """The pocket of the test above, fed the way a designer would: a GND via inside it, which the B.Cu pour joins,
+    makes the pocket an outline of two items, whose spoke KiCad counts again."""
+    path, board, rules = thermal_board(tmp_path)
+    pocket = [Track((3.5, 2.75), (5.3, 2.75), 0.25, "F.Cu", 2), Track((3.5, 5.25), (5.3, 5.25), 0.25, "F.Cu", 2),
+              Track((3.5, 2.75), (3.5, 5.25), 0.25, "F.Cu", 2)]
+    cuts = [CUTS[0], CUTS[2]] + pocket
+    before = starved_keys(reliefs(board, rules, relief_fill(board, rules)), strict=True)
+    stitches = stitch_islands(board, rules, relief_fill(board, rules, cuts), cuts, (), 0.01, before)
+    assert len(stitches) == 1 and stitches[0].net == board.pads[0].net
+    assert shapely.box(3.5, 2.75, 5.3, 5.25).contains(stitches[0].body())
+    relief = next(r for r in reliefs(board, rules, relief_fill(board, rules, cuts, stitches), cuts, stitches)
+                  if board.pads[r.pad].name == "J1.1" and r.layer == "F.Cu")
+    assert relief.spokes == 2 and not relief.starved
+    assert "starved_thermal" not in check(board, rules, cuts, stitches, only_new=True).by_kind()
+    if kicad_available() and JUDGE.is_dir():
+        out = with_tracks(path, cuts, tmp_path / "stitched.kicad_pcb")
+        v = stitches[0]
+        text = out.read_text().rstrip()
+        out.write_text(text[:-1] + f'\n\t(via (at {v.x} {v.y}) (size {v.diameter}) (drill {v.drill}) '
+                                   f'(layers "F.Cu" "B.Cu") (net {v.net}))\n)\n')
+        verdict = judge().drc(str(out), refill=True)["violations_by_type"]
+        assert "starved_thermal" not in verdict and "clearance" not in verdict and "hole_clearance" not in verdict

@@ -217,9 +217,10 @@ def prune_thin(fill: BaseGeometry, min_thickness: float, margin: float = 0.0) ->
     return shapely.union_all([grown, *bands]).intersection(fill)
 
 
-def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN) -> list[Piece]:
-    """The pieces of every zone's fill that join at least one pad, with the pads they join. margin: how much more
-    than KiCad is knocked out (MARGIN for connections, RELIEF_MARGIN for thermal reliefs)."""
+def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN, wired: bool = False) -> list[Piece]:
+    """The pieces of every zone's fill that join at least one pad, with the pads they join; wired: also those that
+    join only tracks or vias of the zone's net, which KiCad keeps too (it removes the pieces that touch nothing).
+    margin: how much more than KiCad is knocked out (MARGIN for connections, RELIEF_MARGIN for thermal reliefs)."""
     copper = Copper(board, rules, tracks, vias, margin)
     pieces: list[Piece] = []
     for zi, zone in enumerate(board.zones):
@@ -247,14 +248,19 @@ def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN) -> 
             for h in solid:
                 for p in tree.query(copper.geoms[h], predicate="intersects").tolist():
                     joined.setdefault(p, set()).add(copper.kinds[h][1])
-            for p in sorted(set(joined) | set(joined_by)):
+            own = [h for h in copper.near(fill, li, 0.0).tolist()
+                   if wired and copper.nets[h] == zone.net and copper.kinds[h][0] in ("track", "via")]
+            touched = set(tree.query(copper.geoms[own], predicate="intersects")[1].tolist()) if own else set()
+            for p in sorted(set(joined) | set(joined_by) | touched):
                 pieces.append(Piece(zone.net, layer, parts[p], sorted(joined.get(p, ())), joined_by.get(p, []), zi))
     return pieces
 
 
 def relief_fill(board: Board, rules, tracks=(), vias=()) -> list[Piece]:
-    """The fill on which thermal reliefs are judged (RELIEF_MARGIN): predict with KiCad's own tolerance."""
-    return predict(board, rules, tracks, vias, RELIEF_MARGIN)
+    """The fill on which thermal reliefs are judged: predict with KiCad's own tolerance (RELIEF_MARGIN), and the
+    pieces that join only tracks and vias, where a track's far end counts as a spoke (c4_scalenode's shield pad:
+    an F.Cu track from it to a via whose own piece of the In1.Cu fill holds nothing else)."""
+    return predict(board, rules, tracks, vias, RELIEF_MARGIN, wired=True)
 
 
 def piece_at(parts: list, tree: STRtree, end: Point, margin: float) -> int | None:

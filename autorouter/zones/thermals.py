@@ -1,9 +1,9 @@
 """Thermal reliefs as KiCad's DRC judges them (its starved_thermal check), and stubs that feed a starved one.
 
 KiCad counts, per thermally relieved pad, zone and layer, the spokes that cross into an outline of the fill; an
-outline joined to nothing but that one pad is an island whose spokes connect nothing. A track of the net (a via is
-one of length 0) that starts inside the pad (grown by half the thermal gap) and ends in the fill, the pad's own spokes
-included, counts as a spoke too, and so does a spoke whose end lies inside a neighbouring pad's spoke, whose end
+outline joined to nothing but that one pad is an island whose spokes connect nothing. A track of the net on any of
+the pad's layers (a via is one of length 0) that starts inside the pad (grown by half the thermal gap) and ends in the
+relief's fill, the pad's own spokes included, counts as a spoke too, and so does a spoke whose end lies inside a neighbouring pad's spoke, whose end
 lies inside it (KiCad's filler keeps the pair). A pad with fewer spokes than the board asks (its
 min_resolved_spokes, 2 by default; 0 turns the check off) is starved; the spokes into islands count only where
 there are no others. The spokes run from the pad's centre and only its hole is knocked out of them, so an SMD
@@ -13,7 +13,8 @@ KiCad's 61 and 12 others. The stubs go where the stricter count (`short`: island
 
 Routing keeps two spokes of each pad clear (spoke_guards), but other nets' tracks can still cut the fill around
 them into islands. feed_starved then adds such a track: a short straight stub of the net from the pad's centre into
-a piece of the fill that holds more than the pad, where it keeps every clearance, as a designer would.
+a piece of the fill that holds more than the pad, where it keeps every clearance, as a designer would. Where a
+starved pad's spokes reach an island, stitch_islands puts a via of the net in it, as a designer stitches one.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
-from ..board.model import Board, Track
+from ..board.model import Board, Track, Via
 from .fill import MARGIN, RELIEF_MARGIN, Copper, Piece, connection, prune_thin, relief_gap, relief_width, spokes
 
 
@@ -97,22 +98,33 @@ def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items:
         for i, body, end in piece.spokes:
             added.setdefault((i, piece.layer, piece.zone), []).append(body)
             landed.add((i, piece.layer, piece.zone, end.x, end.y))
-    ends: dict[tuple[int, str], list] = {}        # (net, layer) -> its tracks' (start, end), as one array below
-    for t in list(board.tracks) + list(tracks):
-        ends.setdefault((t.net, t.layer), []).append((t.start, t.end))
-    for v in list(board.vias) + list(vias):       # KiCad takes a via for a track of length 0
-        for layer in v.layers:
-            ends.setdefault((v.net, layer), []).append(((v.x, v.y), (v.x, v.y)))
-    ends = {key: np.array(pairs, dtype=np.float64) for key, pairs in ends.items()}
+    ends = connected_ends(board, tracks, vias)
     for r in found.values():
         if r.spokes < r.needed:
             pad = board.pads[r.pad]
-            own = ends.get((pad.net, r.layer), np.zeros((0, 2, 2)))
+            own = ends(pad.net, pad.layers)
             own_spokes = [b if pad.hole is None else b.difference(pad.hole) for b in added[(r.pad, r.layer, r.zone)]]
             r.spokes += track_spokes(board, r, fills[(r.zone, r.layer)] + own_spokes, own)
         if r.spokes < r.needed:
             r.spokes += meeting_spokes(board, r, landed, copper)
     return list(found.values())
+
+
+def connected_ends(board: Board, tracks=(), vias=()):
+    """ends(net, layers): the (n, 2, 2) start and end points of the net's tracks on any of the layers, and of its
+    vias that reach one of them (KiCad takes a via for a track of length 0), each once."""
+    tracks_at: dict[tuple[int, str], list] = {}
+    for t in list(board.tracks) + list(tracks):
+        tracks_at.setdefault((t.net, t.layer), []).append((t.start, t.end))
+    vias_of: dict[int, list] = {}
+    for v in list(board.vias) + list(vias):
+        vias_of.setdefault(v.net, []).append(v)
+
+    def ends(net: int, layers) -> np.ndarray:
+        pairs = [pair for layer in layers for pair in tracks_at.get((net, layer), ())]
+        pairs += [((v.x, v.y), (v.x, v.y)) for v in vias_of.get(net, ()) if set(v.layers) & set(layers)]
+        return np.array(pairs, dtype=np.float64).reshape(-1, 2, 2)
+    return ends
 
 
 def outline_items(board: Board, pieces: list[Piece], items: list[int], copper: Copper) -> list[int]:
@@ -210,10 +222,13 @@ def meeting_spokes(board: Board, r: Relief, landed: set, copper: Copper) -> int:
 
 
 def track_spokes(board: Board, r: Relief, fill: list, ends: np.ndarray) -> int:
-    """Of the tracks (the pad's net's on the relief's layer, as (n, 2, 2) start and end points), those from inside
-    the pad (grown by half the gap) into the fill: its pieces and the pad's own spokes, which KiCad adds to it from
-    the pad's centre. A via is a track of length 0 there, so one on a spoke inside the pad counts (on c4_hdmi_mipi
-    KiCad finds an SOT-23 GND pin with one spoke and such a via content, and starved without the via)."""
+    """Of the tracks (the pad's net's on any of the pad's layers, as (n, 2, 2) start and end points: KiCad takes the
+    tracks connected to the pad), those from inside the pad (grown by half the gap) into the relief's fill: its
+    pieces and the pad's own spokes, which KiCad adds to it from the pad's centre. So an F.Cu track from a
+    through-hole pad that ends over its In2.Cu fill counts for the In2.Cu relief (c4_hackrf_one's P28.1, whose
+    other spokes reach an island: one track spoke, and the island's no longer count). A via is a track of length 0,
+    so one on a spoke inside the pad counts (on c4_hdmi_mipi KiCad finds an SOT-23 GND pin with one spoke and such a
+    via content, and starved without the via)."""
     pad, zone = board.pads[r.pad], board.zones[r.zone]
     inside = pad.outline.buffer(relief_gap(pad, zone) / 2)
     start_in = shapely.contains_xy(inside, ends[:, 0, 0], ends[:, 0, 1])
@@ -331,3 +346,116 @@ def legal(board: Board, rules, copper: Copper, stub: Track, margin: float) -> bo
         return False
     return not any(o.layer == stub.layer and o.net != stub.net and body.intersects(o.outline)
                    for o in board.mask_openings)
+
+
+STITCH_STEP = 0.05       # mm between the via sites tried inside an island
+
+
+def stitch_islands(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), margin: float = 0.0,
+                   before: set = frozenset()) -> list[Via]:
+    """Stitching vias for the reliefs the new copper left starved (KiCad's verdict) with spokes into an island, a
+    piece of the fill whose outline joins nothing but the pad: one via of the net (its class's size) inside each
+    such island that also joins the net elsewhere, at an end of one of the net's tracks or where the net's fill on
+    another layer joins more than one item. The island then joins two items and KiCad counts its spokes. `before`
+    as for feed_starved: the design's own are left alone."""
+    items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
+    copper = Copper(board, rules, tracks, vias, RELIEF_MARGIN)
+    outline = outline_items(board, pieces, items, copper)
+    starved = [r for r in reliefs(board, rules, pieces, tracks, vias, items, copper)
+               if r.starved and r.island_spokes and (r.pad, r.layer, r.zone) not in before]
+    placed: list[Via] = []
+    for r in starved:
+        pad = board.pads[r.pad]
+        cls = rules.for_net(pad.net)
+        elsewhere = shapely.union_all([p.shape for p, n in zip(pieces, outline)
+                                       if p.net == pad.net and p.layer != r.layer and n > 1])
+        on_tracks = np.concatenate([points_along(t) for t in list(board.tracks) + list(tracks) if t.net == pad.net]
+                                   or [np.zeros((0, 2))])
+        for island, n in zip(pieces, outline):
+            if (island.zone, island.layer) != (r.zone, r.layer) or n > 1 or r.pad not in [i for i, _, _ in island.spokes]:
+                continue
+            for x, y in via_sites(island.shape, elsewhere, on_tracks, (pad.x, pad.y)):
+                via = Via(round(float(x), 4), round(float(y), 4), cls.via_diameter, cls.via_drill,
+                          tuple(board.copper_layers), pad.net)
+                if via_legal(board, rules, copper, via, list(vias) + placed, margin):
+                    placed.append(via)
+                    break
+    return placed
+
+
+def points_along(track: Track) -> np.ndarray:
+    """The track's centre line every STITCH_STEP, its ends included: a via there joins it (KiCad connects a via
+    whose centre lies on a track)."""
+    n = max(1, int(math.ceil(math.dist(track.start, track.end) / STITCH_STEP)))
+    return np.linspace(track.start, track.end, n + 1)
+
+
+def via_sites(island, elsewhere, on_tracks: np.ndarray, centre) -> np.ndarray:
+    """Where a via in the island also joins the net: on the net's tracks inside it, then every STITCH_STEP where
+    the island overlies the net's well-joined fill on another layer; each nearest the pad first."""
+    inside = on_tracks[shapely.contains_xy(island, on_tracks[:, 0], on_tracks[:, 1])]
+    inside = inside[np.argsort(np.hypot(*(inside - centre).T), kind="stable")]
+    both = island.intersection(elsewhere) if not elsewhere.is_empty else elsewhere
+    grid = np.zeros((0, 2))
+    if not both.is_empty:
+        x0, y0, x1, y1 = both.bounds
+        xs, ys = np.meshgrid(np.arange(x0, x1 + STITCH_STEP, STITCH_STEP), np.arange(y0, y1 + STITCH_STEP, STITCH_STEP))
+        grid = np.stack([xs.ravel(), ys.ravel()], 1)
+        grid = grid[shapely.contains_xy(both, grid[:, 0], grid[:, 1])]
+    grid = grid[np.argsort(np.hypot(*(grid - centre).T), kind="stable")]
+    return np.concatenate([inside, grid])
+
+
+def via_legal(board: Board, rules, copper: Copper, via: Via, others: list[Via], margin: float) -> bool:
+    """The via keeps its clearance from every other net's copper on every layer and its hole the hole clearance,
+    the hole-to-hole distance from every other hole, clear of pads (its own net's too), the board edge, the rule
+    areas that forbid vias and other nets' solder-mask openings."""
+    body, centre = via.body(), Point(via.x, via.y)
+    own = rules.clearance_of(via.net) + margin
+    reach = own + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance
+    for li in range(len(board.copper_layers)):
+        for h in copper.near(body, li, reach).tolist():
+            kind, geom, net = copper.kinds[h][0], copper.geoms[h], copper.nets[h]
+            if kind == "hole":
+                need = max(rules.hole_clearance, own)
+            elif net == via.net and kind != "pad":      # its own net's tracks and vias: the via may join them
+                continue
+            else:                                       # and keeps off its own net's pads, as off any other
+                need = max(own, copper.clearances[h] + margin)
+                if net != via.net and centre.distance(geom) - via.drill / 2 < rules.hole_clearance + margin:
+                    return False
+            if body.distance(geom) < need:
+                return False
+    gap = rules.hole_to_hole + margin
+    if any(p.hole is not None and centre.distance(p.hole) - via.drill / 2 < gap for p in board.pads):
+        return False
+    if any(math.hypot(v.x - via.x, v.y - via.y) - (v.drill + via.drill) / 2 < gap
+           or (v.net != via.net and body.distance(v.body()) < own) for v in list(board.vias) + others):
+        return False
+    if not board.outline.contains(body) or body.distance(board.outline.boundary) < rules.edge_clearance + margin:
+        return False
+    if any(k.no_vias and body.intersects(k.outline) for k in board.keepouts):
+        return False
+    # inside another net's pad's mask opening its copper would lie bare beside the pad, tented or not
+    if any(o.net != via.net and body.intersects(o.outline) for o in board.mask_openings):
+        return False
+    return not board.bare_vias or bare_opening_clear(board, rules, copper, via, others, margin)
+
+
+def bare_opening_clear(board: Board, rules, copper: Copper, via: Via, others: list[Via], margin: float) -> bool:
+    """Where vias are not tented, the via's own mask opening bares no other net's copper and keeps the board's
+    minimum web from other nets' openings, vias' included (check.drc's bare_via_violations)."""
+    opening = via.body().buffer(rules.bare_via_reach)
+    web = rules.mask_web + margin
+    for layer in board.bare_vias:
+        li = board.copper_layers.index(layer)
+        if any(copper.nets[h] != via.net and opening.intersects(copper.geoms[h])
+               for h in copper.near(opening, li, margin).tolist()):
+            return False
+        if any(o.layer == layer and o.net != via.net and opening.distance(o.outline) < web
+               for o in board.mask_openings):
+            return False
+        if any(v.net != via.net and layer in v.layers
+               and opening.distance(v.body().buffer(rules.bare_via_reach)) < web for v in list(board.vias) + others):
+            return False
+    return True
