@@ -213,20 +213,25 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
 
 def feed_reliefs(board, rules, config, scope, starved_before, joined: Joined) -> Joined:
     """The thermal reliefs the new copper starved, fed: stubs of their nets into the fill (zones.feed_starved), then
-    stitching vias into the islands their spokes reach (zones.stitch_islands), kept only where the board then
-    misses no more joins and has fewer reliefs starved (a via of one net cuts the fills of other zones on the layers
-    it passes)."""
+    stitching vias into the islands their spokes reach (zones.stitch_islands) and stubs to them, kept only where
+    the board then misses no more joins and has fewer reliefs starved (a via of one net cuts the fills of other
+    zones on the layers it passes)."""
     margin = config.clearance_margin
     stubs = feed_starved(board, rules, joined.relief_fills, joined.tracks, joined.vias, margin, starved_before)
     if stubs:
         joined = with_copper(board, rules, joined, joined.tracks + stubs, joined.vias)
     stitches = stitch_islands(board, rules, joined.relief_fills, joined.tracks, joined.vias, margin, starved_before)
-    if stitches:
-        stitched = with_copper(board, rules, joined, joined.tracks, joined.vias + stitches)
-        if (missing_joins(stitched.groups, scope) <= missing_joins(joined.groups, scope)
-                and starved_count(board, rules, stitched, starved_before) < starved_count(board, rules, joined,
-                                                                                       starved_before)):
-            return stitched
+    if not stitches:
+        return joined
+    stitched = with_copper(board, rules, joined, joined.tracks, joined.vias + stitches)
+    # a via alone may leave an SMD pad's island single (KiCad counts the via, not the pad): a stub joins them
+    stubs = feed_starved(board, rules, stitched.relief_fills, stitched.tracks, stitched.vias, margin, starved_before)
+    if stubs:
+        stitched = with_copper(board, rules, stitched, stitched.tracks + stubs, stitched.vias)
+    if (missing_joins(stitched.groups, scope) <= missing_joins(joined.groups, scope)
+            and starved_count(board, rules, stitched, starved_before) < starved_count(board, rules, joined,
+                                                                                   starved_before)):
+        return stitched
     return joined
 
 

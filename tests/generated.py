@@ -79,7 +79,8 @@ def split_halves() -> TestBoard:
     return b
 
 
-def qfn(pitch: float = 0.4, per_side: int = 6, pad_width: float = 0.2, own_clearance: float | None = None) -> TestBoard:
+def qfn(pitch: float = 0.4, per_side: int = 6, pad_width: float = 0.2,
+        own_clearance: float | None = None) -> TestBoard:
     """A QFN at fine pitch, every pin to a test pad around it; own_clearance: the footprint's own clearance, which
     KiCad lets override the net classes'."""
     b = TestBoard("qfn", 2, 24, 24)

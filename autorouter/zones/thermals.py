@@ -2,19 +2,21 @@
 
 KiCad counts, per thermally relieved pad, zone and layer, the spokes that cross into an outline of the fill; an
 outline joined to nothing but that one pad is an island whose spokes connect nothing. A track of the net on any of
-the pad's layers (a via is one of length 0) that starts inside the pad (grown by half the thermal gap) and ends in the
-relief's fill, the pad's own spokes included, counts as a spoke too, and so does a spoke whose end lies inside a neighbouring pad's spoke, whose end
-lies inside it (KiCad's filler keeps the pair). A pad with fewer spokes than the board asks (its
-min_resolved_spokes, 2 by default; 0 turns the check off) is starved; the spokes into islands count only where
-there are no others. The spokes run from the pad's centre and only its hole is knocked out of them, so an SMD
-pad's spokes join the pieces they end in into one outline (outline_items). On 33 routed corpus boards this verdict
-(`starved`) found 3 of the 6 reliefs KiCad found starved by routing, and 5 it did not; before routing, 48 of
-KiCad's 61 and 12 others. The stubs go where the stricter count (`short`: islands never count) falls short.
+the pad's layers (a via is one of length 0) that starts inside the pad (grown by half the thermal gap) and ends in
+the relief's fill, the pad's own spokes included, counts as a spoke too, and so does a spoke whose end lies inside a
+neighbouring pad's spoke, whose end lies inside it (KiCad's filler keeps the pair). A pad with fewer spokes than the
+board asks (its min_resolved_spokes, 2 by default; 0 turns the check off) is starved; the spokes into islands count
+only where there are no others. The spokes run from the pad's centre and only its hole is knocked out of them, so
+an SMD pad's spokes join the pieces they end in into one outline (outline_items). On 33 routed corpus boards this
+verdict (`starved`) found 2 of the 3 reliefs KiCad found starved by routing, and 2 it did not; before routing, 48
+of KiCad's 61 and 12 others. The stubs go where the stricter count (`short`: islands never count) falls short.
 
 Routing keeps two spokes of each pad clear (spoke_guards), but other nets' tracks can still cut the fill around
 them into islands. feed_starved then adds such a track: a short straight stub of the net from the pad's centre into
-a piece of the fill that holds more than the pad, where it keeps every clearance, as a designer would. Where a
-starved pad's spokes reach an island, stitch_islands puts a via of the net in it, as a designer stitches one.
+a piece of the fill that holds more than the pad, or to a via of the net beside it, where it keeps every clearance,
+as a designer would. Where a starved pad's spokes reach an island, stitch_islands puts a via of the net in it, as a
+designer stitches one; an SMD pad's island may then want a stub to that via too (on c2_teres_keyboard KiCad
+counted the via alone in the island under a TQFP pin, and the pin's stub to it made two items).
 """
 from __future__ import annotations
 
@@ -273,7 +275,8 @@ def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), m
                  before: set = frozenset()) -> list[Track]:
     """Stubs for the reliefs the new tracks and vias left short (those in `before`, starved_keys(..., strict=True) of
     the board as it came, are the design's own): per pad, as many as it lacks, each a straight track of the net
-    from the pad's centre into a piece of its zone's fill joined to more than the pad, clear of all other copper,
+    from the pad's centre into a piece of its zone's fill joined to more than the pad (or to a track or via of the
+    net alone), or to a via of the net in such a piece within RELIEF_REACH of the pad; clear of all other copper,
     holes, the board edge, rule areas and other nets' solder-mask openings."""
     items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
     copper = Copper(board, rules, tracks, vias, RELIEF_MARGIN)
@@ -284,12 +287,15 @@ def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), m
     stubs: list[Track] = []
     for r in starved:
         pad, zone = board.pads[r.pad], board.zones[r.zone]
-        targets = [(p, n) for p, n in zip(pieces, items) if p.zone == r.zone and p.layer == r.layer and n > 1]
+        # a piece joined to more than the pad, or to one track or via of the net and not the pad: the stub makes
+        # that one an outline of two items, whose spokes KiCad then counts (a GND via's own piece beside a pin)
+        targets = [(p, n) for p, n in zip(pieces, items) if p.zone == r.zone and p.layer == r.layer
+                   and (n > 1 or (n == 1 and not p.pads))]
         width = max(relief_width(pad, zone), rules.min_track_width)
         gap = relief_gap(pad, zone)
-        # a stub along a spoke that already connects would add nothing but the count
-        taken = [math.atan2(end.y - pad.y, end.x - pad.x) for piece, _ in targets for i, _, end in piece.spokes
-                 if i == r.pad]
+        # a stub along a spoke that already counts would add nothing but the count
+        taken = [math.atan2(end.y - pad.y, end.x - pad.x) for piece, n in targets if n > 1
+                 for i, _, end in piece.spokes if i == r.pad]
         found = []
         for k in range(DIRECTIONS):
             angle = math.radians(360 * k / DIRECTIONS)
@@ -298,6 +304,20 @@ def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), m
             stub = stub_into(pad, r.layer, angle, width, gap, targets, zone)
             if stub is not None and legal(board, rules, copper, stub, margin) and clear_of(stub, stubs, rules, margin):
                 found.append(stub)
+        # else straight to a via of the net standing in such a piece nearby
+        near = sorted((pad.outline.distance(Point(v.x, v.y)), v.x, v.y) for v in list(board.vias) + list(vias)
+                      if v.net == pad.net and r.layer in v.layers)
+        widths = sorted({rules.for_net(pad.net).track_width, rules.min_track_width or width}, reverse=True)
+        for d, x, y in near:
+            if len(found) >= r.needed - r.spokes or d > RELIEF_REACH:
+                break
+            if not any(piece.shape.contains(Point(x, y)) for piece, _ in targets):
+                continue
+            for w in widths:                    # a track as the net's class has it, else as thin as the board allows
+                stub = Track((pad.x, pad.y), (x, y), w, r.layer, pad.net)
+                if legal(board, rules, copper, stub, margin) and clear_of(stub, stubs + found, rules, margin):
+                    found.append(stub)
+                    break
         stubs += found[:r.needed - r.spokes]
     return stubs
 
@@ -372,7 +392,8 @@ def stitch_islands(board: Board, rules, pieces: list[Piece], tracks=(), vias=(),
         on_tracks = np.concatenate([points_along(t) for t in list(board.tracks) + list(tracks) if t.net == pad.net]
                                    or [np.zeros((0, 2))])
         for island, n in zip(pieces, outline):
-            if (island.zone, island.layer) != (r.zone, r.layer) or n > 1 or r.pad not in [i for i, _, _ in island.spokes]:
+            if ((island.zone, island.layer) != (r.zone, r.layer) or n > 1
+                    or r.pad not in [i for i, _, _ in island.spokes]):
                 continue
             for x, y in via_sites(island.shape, elsewhere, on_tracks, (pad.x, pad.y)):
                 via = Via(round(float(x), 4), round(float(y), 4), cls.via_diameter, cls.via_drill,
