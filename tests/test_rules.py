@@ -87,3 +87,13 @@ def test_a_pads_own_clearance_overrides_the_classes_down_to_the_board_minimum(tm
     assert rules.clearance_between(power, default) == 0.2                    # no own clearance: the larger class
     assert rules.clearance_between(power, default, own_b=0.12) == 0.12       # a QFN pad's own, as KiCad has it
     assert rules.clearance_between(power, default, 0.05, 0.08) == 0.1        # never below the board's minimum
+
+
+def test_a_clearance_asked_of_drawings_is_not_one_to_the_board_edge(tmp_path):
+    # k7_tillitis_tk1's rule: KiCad checks the edge against edge_clearance only, and passes the board's GND via
+    # 0.34 mm from it
+    (tmp_path / "b.kicad_dru").write_text('(version 1)\n(rule "edge_clearance_inner" (layer inner)\n'
+                                          '  (constraint clearance (min 0.45mm)) (condition "A.Type == \'Graphic\'"))\n')
+    project = {"board": {"design_settings": {"rules": {"min_copper_edge_clearance": 0.25}}}}
+    rules = load_rules(board_with_project(tmp_path, project), RouterConfig())
+    assert rules.graphic_clearance == 0.45 and rules.edge_clearance == 0.25
