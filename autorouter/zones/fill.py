@@ -248,8 +248,8 @@ def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN, wir
             for h in solid:
                 for p in tree.query(copper.geoms[h], predicate="intersects").tolist():
                     joined.setdefault(p, set()).add(copper.kinds[h][1])
-            own = [h for h in copper.near(fill, li, 0.0).tolist()
-                   if wired and copper.nets[h] == zone.net and copper.kinds[h][0] in ("track", "via")]
+            own = [h for h in (copper.near(fill, li, 0.0).tolist() if wired else ())
+                   if copper.nets[h] == zone.net and copper.kinds[h][0] in ("track", "via")]
             touched = set(tree.query(copper.geoms[own], predicate="intersects")[1].tolist()) if own else set()
             for p in sorted(set(joined) | set(joined_by) | touched):
                 pieces.append(Piece(zone.net, layer, parts[p], sorted(joined.get(p, ())), joined_by.get(p, []), zi))

@@ -75,16 +75,17 @@ def joined_items(pieces: list[Piece], own: dict) -> list[int]:
 
 
 def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items: list[int] | None = None,
-            copper: Copper | None = None) -> list[Relief]:
+            copper: Copper | None = None, outline: list[int] | None = None) -> list[Relief]:
     """Every thermally relieved pad with a spoke into a piece of its zone's fill, per zone and layer, with the spokes
     KiCad counts, and the fewest it asks (rules.min_spokes). pieces: zones.predict with the same tracks and vias;
-    items: their joined_items, and copper: Copper with them, if known."""
-    if items is None:
-        items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
+    items: their joined_items, copper: Copper with them, and outline: their outline_items, if known."""
     copper = copper or Copper(board, rules, tracks, vias, RELIEF_MARGIN)
-    items = outline_items(board, pieces, items, copper)
+    if outline is None:
+        if items is None:
+            items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
+        outline = outline_items(board, pieces, items, copper)
     found: dict[tuple[int, str, int], Relief] = {}
-    for piece, n in zip(pieces, items):
+    for piece, n in zip(pieces, outline):
         for i, _, _ in piece.spokes:
             r = found.setdefault((i, piece.layer, piece.zone), Relief(i, piece.layer, piece.zone, 0, 0,
                                                                          rules.min_spokes))
@@ -381,7 +382,7 @@ def stitch_islands(board: Board, rules, pieces: list[Piece], tracks=(), vias=(),
     items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
     copper = Copper(board, rules, tracks, vias, RELIEF_MARGIN)
     outline = outline_items(board, pieces, items, copper)
-    starved = [r for r in reliefs(board, rules, pieces, tracks, vias, items, copper)
+    starved = [r for r in reliefs(board, rules, pieces, tracks, vias, items, copper, outline)
                if r.starved and r.island_spokes and (r.pad, r.layer, r.zone) not in before]
     placed: list[Via] = []
     for r in starved:
