@@ -171,16 +171,17 @@ def run_route(args, err) -> int:
             stop.routing = stop.routing or event["stage"] == "tasks"      # negotiation starts: stop gracefully
             progress.update(event)
             if args.events:
-                print(json.dumps(event, default=list), flush=True)
+                print(json.dumps({**event, "t": round(time.monotonic() - started, 3)}, default=list), flush=True)
         on_progress({"stage": "read", "nets": len(board.nets), "pads": len(board.pads),
                      "layers": len(board.copper_layers), "seconds": read_time, "backend": engine[0].name,
                      "device": getattr(engine[0], "device_name", ""), "rules": rules.source})
         result = route(board, rules, config, on_progress, only, stop, engine)
+        on_progress({"stage": "check"})
+        t0 = time.monotonic()
+        report = check(board, rules, result.tracks, result.vias, only_new=True, fills=result.fills,
+                       fills_before=result.fills_before, relief_fills=result.relief_fills)
+        check_time = time.monotonic() - t0
     interrupted = stop.signal
-    t0 = time.monotonic()
-    report = check(board, rules, result.tracks, result.vias, only_new=True, fills=result.fills,
-                   fills_before=result.fills_before, relief_fills=result.relief_fills)
-    check_time = time.monotonic() - t0
     result.timings = {"read": read_time, **result.timings, "check": check_time}
     text = read_text(args.board)                  # as bytes decode: CRLF line ends stay CRLF
     written = None

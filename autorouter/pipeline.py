@@ -119,20 +119,22 @@ class Joined(NamedTuple):
 
 
 def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset(),
-           fills_before=()) -> Joined:
+           fills_before=(), report=lambda event: None) -> Joined:
     """join_rounds, then once more if some thermal relief is left short that no stub could feed: the nets whose
     copper crowds it move away (clear_areas), and the result with fewer joins missing, then fewer reliefs short, is
     kept."""
-    first = join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before)
+    first = join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before, report)
     if outcome.context.should_stop():
         return first
     short = short_reliefs(board, rules, first, starved_before)
     if not short:
         return first
     kept = {net: NetRoute(list(r.connections), list(r.failed)) for net, r in outcome.routes.items()}
+    report({"stage": "clearing reliefs", "reliefs": len(short)})
     if not clear_areas(outcome, relief_areas(board, lattice, short, fills_before)):
         return first
-    second = join_rounds(board, rules, profiles, lattice, config, scope, first.tasks, outcome, starved_before)
+    second = join_rounds(board, rules, profiles, lattice, config, scope, first.tasks, outcome, starved_before,
+                         report)
     if ((missing_joins(second.groups, scope), len(short_reliefs(board, rules, second, starved_before)))
             < (missing_joins(first.groups, scope), len(short))):
         return second
@@ -165,7 +167,8 @@ def relief_areas(board, lattice, short, fills_before) -> list[tuple[np.ndarray, 
     return areas
 
 
-def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset()):
+def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset(),
+                report=lambda event: None):
     """Join what negotiation left apart: connections it dropped, and pads that the zone fills no longer join once
     the new tracks cut them (KiCad's refill predicted with them). Each round searches the missing joins with every
     other net as a wall (strict: whatever is found is legal); the first at the nets' own sizes, the later ones with
@@ -197,10 +200,12 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         missing = missing_joins(groups, scope)
         fewest, stalled = (missing, 0) if fewest is None or missing < fewest else (fewest, stalled + 1)
         stopping = outcome.context.should_stop()
+        report({"stage": "joining", "round": round_ + 1, "missing": missing})
         if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
             relief = relief_fill(board, rules, tracks, vias) if pieces and not stopping else None
             if relief is None:
                 return Joined(tasks, tracks, vias, list(pieces), groups, None)
+            report({"stage": "thermal reliefs"})
             return feed_reliefs(board, rules, config, scope, starved_before, Joined(tasks, tracks, vias, list(pieces),
                                                                                    groups, relief))
         extra = build_tasks(board, rules, profiles, lattice, config, apart, tracks=tracks, vias=vias, pieces=pieces,
@@ -335,13 +340,13 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     neck = partial(neck_tasks, board=board, rules=rules, profiles=profiles, lattice=lattice, config=config)
     until = started + NEGOTIATION_SHARE * config.time_limit if config.time_limit else None
     outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop, neck, until)
-    make_room(outcome)
+    make_room(outcome, report)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
     starved_before = starved_keys(reliefs(board, rules, ready.relief_fills), strict=True)
     tasks, tracks, vias, fills, groups, relief_fills = finish(board, rules, profiles, lattice, config, scope,
                                                               outcome.tasks, outcome, starved_before,
-                                                              ready.relief_fills)
+                                                              ready.relief_fills, report)
     timings["finishing"] = time.monotonic() - t0
     engine_report = getattr(engine, "report", lambda: None)()
     notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \

@@ -12,6 +12,17 @@ from rich.table import Table
 FAILED_ROWS = 20      # the failed-net table shows this many; --json lists them all
 
 
+# what each stage after PathFinder's iterations shows while it runs (they can take minutes on a congested board)
+AFTER_NEGOTIATION = {
+    "repair": lambda e: f"{e['nets']} nets in conflict rerouted one by one",
+    "make room": lambda e: f"net {e['net']} of {e['nets']} still short: its neighbours step aside "
+                           f"({e['joined']} joined so far)",
+    "joining": lambda e: f"round {e['round']}: {e['missing']} joins missing",
+    "thermal reliefs": lambda e: "feeding the reliefs the new tracks starved",
+    "clearing reliefs": lambda e: f"{e['reliefs']} reliefs short: the tracks crowding them move",
+}
+
+
 class Progress:
     """Renders the router's progress events; silent when quiet."""
 
@@ -29,6 +40,7 @@ class Progress:
 
     def __exit__(self, *exc):
         if self.bar is not None:
+            self.bar.update(self.task, description="done")
             self.bar.__exit__(*exc)
 
     def update(self, event: dict) -> None:
@@ -52,8 +64,12 @@ class Progress:
             self.bar.update(self.task, completed=event["iteration"], status=(
                 f"iteration {event['iteration']}: {event['nets']} of {event['nets_total']} nets routed, "
                 f"{event['conflicted']} in conflict, {event['shared']} shared nodes"))
+        elif stage in AFTER_NEGOTIATION:
+            self.bar.update(self.task, description=stage, status=AFTER_NEGOTIATION[stage](event))
+        elif stage == "check":      # the counts stay: the summary gives them
+            self.bar.update(self.task, description="check")
         elif stage == "done":       # the counts the summary gives, once conflicts are dropped and gaps joined
-            self.bar.update(self.task, description="done", completed=self.max_iterations, status=(
+            self.bar.update(self.task, completed=self.max_iterations, status=(
                 f"{event['nets']} of {event['nets_total']} nets, {event['connections']} of "
                 f"{event['connections_total']} connections routed"))
 

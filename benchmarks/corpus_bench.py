@@ -84,6 +84,9 @@ def route_one(name: str, unrouted: Path, out: Path, args, judge) -> dict:
         summary = events[-1]
         row["negotiation"] = [{k: e.get(k) for k in ("iteration", "shared", "conflicted", "failed", "elapsed")}
                               for e in events if e.get("stage") == "iteration"]
+        # when each stage began (seconds from the start): where a board bound by time spends it
+        row["stages"] = [[e["stage"], e.get("t")] for k, e in enumerate(events)
+                         if e.get("stage") != "summary" and (k == 0 or events[k - 1].get("stage") != e.get("stage"))]
         row.update(ours_routed=summary["connections_routed"], ours_connections=summary["connections"],
                    ours_violations=summary.get("drc_violations"), ours_by_kind=summary.get("drc_by_kind"),
                    failed=summary.get("failed", {}),

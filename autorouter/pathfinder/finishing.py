@@ -107,7 +107,7 @@ def make_way(t: NetTask, outcome: Negotiation) -> bool:
     return kept
 
 
-def make_room(outcome: Negotiation) -> None:
+def make_room(outcome: Negotiation, report=lambda event: None) -> None:
     """For each net still short of connections, negotiate again among it and the few nets in its way, with every
     other net frozen as a wall: PathFinder stops when history has priced every way to such a net out, while a net in
     its way could have moved elsewhere and was never asked to. The nets in its way are those that its route crosses
@@ -116,9 +116,16 @@ def make_room(outcome: Negotiation) -> None:
     tasks, routes, ctx = outcome.tasks, outcome.routes, outcome.context
     occ = ctx.occ
     by_net = {t.net: t for t in tasks}
+    def short(t) -> bool:
+        return t.net in routes and len(routes[t.net].connections) < t.connections
+    total, done = sum(map(short, tasks)), 0
+    joined = sum(len(r.connections) for r in routes.values())
     for t in tasks:
-        if t.net not in routes or len(routes[t.net].connections) >= t.connections or ctx.should_stop():
+        if not short(t) or ctx.should_stop():
             continue
+        done += 1
+        report({"stage": "make room", "net": done, "nets": max(total, done),
+                "joined": sum(len(r.connections) for r in routes.values()) - joined})
         moving = [t.net]
         more = in_the_way(t, routes, occ, ctx)
         for _ in range(GROWTH_ROUNDS):
