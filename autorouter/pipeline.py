@@ -98,6 +98,11 @@ def lattice_pitch(board: Board, rules: DesignRules, config: RouterConfig) -> flo
 # them (the repair of the connections dropped, make_room, the finishing rounds) needs the rest, up to the CLI's
 # ROUTING_SHARE. A board cut off mid-negotiation without that time loses every connection still in conflict.
 NEGOTIATION_SHARE = 0.7
+# ... and the share by which make_room stops (at once where negotiation ran past it): on a board that does not
+# converge it would take every second left, and the finishing rounds after it (the joins the fills lose, the
+# smallest sizes, the thermal reliefs) none; they join more per second (five boards bound by time, 319 -> 280
+# missing).
+ROOM_SHARE = 0.6
 
 # Rounds of joining what is still apart once negotiation is over. A join can cut another net's fill (two zones
 # that share a layer), which the next round joins again: rounds go on while the joins still missing fall, and stop
@@ -340,7 +345,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     neck = partial(neck_tasks, board=board, rules=rules, profiles=profiles, lattice=lattice, config=config)
     until = started + NEGOTIATION_SHARE * config.time_limit if config.time_limit else None
     outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop, neck, until)
-    make_room(outcome, report)
+    make_room(outcome, report, started + ROOM_SHARE * config.time_limit if config.time_limit else None)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
     starved_before = starved_keys(reliefs(board, rules, ready.relief_fills), strict=True)

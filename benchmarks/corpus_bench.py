@@ -87,6 +87,8 @@ def route_one(name: str, unrouted: Path, out: Path, args, judge) -> dict:
         # when each stage began (seconds from the start): where a board bound by time spends it
         row["stages"] = [[e["stage"], e.get("t")] for k, e in enumerate(events)
                          if e.get("stage") != "summary" and (k == 0 or events[k - 1].get("stage") != e.get("stage"))]
+        room = [e for e in events if e.get("stage") == "make room"]
+        row["make_room"] = room[-1] if room else None       # its last word: nets tried, connections joined
         row.update(ours_routed=summary["connections_routed"], ours_connections=summary["connections"],
                    ours_violations=summary.get("drc_violations"), ours_by_kind=summary.get("drc_by_kind"),
                    failed=summary.get("failed", {}),

@@ -12,6 +12,7 @@ knows the zone fills, decides what to keep). Whatever is kept is legal, and kept
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -23,6 +24,7 @@ from .router import Context, Negotiation, nets_in_conflict, route_batch
 # making room for a connection still missing once negotiation is over (make_room, make_way)
 MAX_MOVED = 16         # most nets that negotiate again among themselves
 LOCAL_ITERATIONS = 24  # PathFinder iterations of that negotiation
+LOCAL_STALL = 6        # ... ended early after this many without fewer shared nodes: it is not settling
 GROWTH_ROUNDS = 5      # times the nets nearest to where it still conflicts join it
 FROZEN = 1 << 16       # the occupancy weight of a net that does not move in it: its cover is a wall
 
@@ -107,12 +109,24 @@ def make_way(t: NetTask, outcome: Negotiation) -> bool:
     return kept
 
 
-def make_room(outcome: Negotiation, report=lambda event: None) -> None:
+def make_room(outcome: Negotiation, report=lambda event: None, until: float | None = None) -> None:
     """For each net still short of connections, negotiate again among it and the few nets in its way, with every
     other net frozen as a wall: PathFinder stops when history has priced every way to such a net out, while a net in
     its way could have moved elsewhere and was never asked to. The nets in its way are those that its route crosses
     when the others are only prices; while the negotiation fails, the nets nearest to where it still conflicts
-    join it. The outcome is kept when it is legal and the board gains connections, and undone otherwise."""
+    join it. The outcome is kept when it is legal and the board gains connections, and undone otherwise.
+    until: a time.monotonic() after which it stops, as if told to, leaving the rest of the time to finishing."""
+    ctx = outcome.context
+    stop = ctx.should_stop
+    if until is not None:
+        ctx.should_stop = lambda: stop() or ("time limit" if time.monotonic() > until else "")
+    try:
+        room_for_short_nets(outcome, report)
+    finally:
+        ctx.should_stop = stop
+
+
+def room_for_short_nets(outcome: Negotiation, report) -> None:
     tasks, routes, ctx = outcome.tasks, outcome.routes, outcome.context
     occ = ctx.occ
     by_net = {t.net: t for t in tasks}
@@ -210,6 +224,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
         occ.add(r, +1)
     ctx.wall, ctx.pres = FROZEN, ctx.config.pres_fac_initial
     pending = moving
+    fewest, since = None, 0
     for _ in range(LOCAL_ITERATIONS):
         for t in pending:
             if ctx.should_stop():
@@ -218,9 +233,10 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
             routes[t.net] = route_batch([t], ctx)[0]
             occ.footprint(routes[t.net], ctx.radii)
             occ.add(routes[t.net], +1)
-        occ.add_history([routes[t.net] for t in moving], ctx.config.hist_fac)
+        shared = occ.add_history([routes[t.net] for t in moving], ctx.config.hist_fac)
         pending = nets_in_conflict(moving, routes, occ)
-        if not pending or ctx.should_stop():
+        fewest, since = (shared, 0) if fewest is None or shared < fewest else (fewest, since + 1)
+        if not pending or ctx.should_stop() or since >= LOCAL_STALL:
             break
         ctx.pres = min(ctx.pres * ctx.config.pres_fac_mult, ctx.config.pres_fac_max)
     # a via site (row, col) is the flat index of its node on the first layer
