@@ -122,6 +122,23 @@ def bga(pitch: float = 0.8, n: int = 5) -> TestBoard:
     return b
 
 
+def net_tie() -> TestBoard:
+    """KiCad's NetTie-2_SMD_Pad0.5mm between nets A and B (two 0.5 mm round pads 1 mm apart, a copper bar of no net
+    between them), each pad to a test pad of its net: the bar covers both pads, and KiCad lets the tied nets touch
+    it."""
+    b = TestBoard("nettie", 2, 20, 10)
+    pads = [b.smd_pad("NT1", n, x, 0, 0.5, 0.5, net).replace("\n\t\t\t(roundrect_rratio 0.25)", "").replace(
+        "roundrect", "circle") for n, x, net in ((1, -0.5, "A"), (2, 0.5, "B"))]
+    b.footprint("NT1", "NetTie-2_SMD_Pad0.5mm", 10, 5, pads, True)
+    bar = ('\n\t\t(fp_poly\n\t\t\t(pts (xy -0.5 -0.25) (xy 0.5 -0.25) (xy 0.5 0.25) (xy -0.5 0.25))'
+           '\n\t\t\t(stroke\n\t\t\t\t(width 0)\n\t\t\t\t(type solid)\n\t\t\t)\n\t\t\t(fill yes)'
+           f'\n\t\t\t(layer "F.Cu")\n\t\t\t(uuid "{uid("NT1", "bar")}")\n\t\t)')
+    b.footprints[-1] = b.footprints[-1].replace("(attr smd)", '(attr smd)\n\t\t(net_tie_pad_groups "1, 2")' + bar, 1)
+    b.footprint("TP1", "TestPoint", 3, 5, [b.smd_pad("TP1", 1, 0, 0, 1.0, 1.0, "A")], True)
+    b.footprint("TP2", "TestPoint", 17, 5, [b.smd_pad("TP2", 1, 0, 0, 1.0, 1.0, "B")], True)
+    return b
+
+
 def mask_opening() -> TestBoard:
     """A pad with a wide solder-mask opening right between two pads of another net: the track must go around it."""
     b = TestBoard("mask", 2, 20, 12)

@@ -28,6 +28,8 @@ BOARDS = {
                                       minimums={"min_track_width": 0.1, "min_via_diameter": 0.4,
                                                 "min_through_hole_diameter": 0.2, "min_via_annular_width": 0.05})),
     "solder-mask opening": (g.mask_opening, {}),
+    # the tie's bar (copper of no net) covers both of its pads: a wall to every net, until the tied nets may touch it
+    "net tie": (g.net_tie, {}),
     "thermal spokes": (g.thermal_zone, {}),
     "ground plane": (g.ground_plane, {}),
     "congested through-hole channel": (g.channel, {}),

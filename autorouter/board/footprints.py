@@ -8,7 +8,7 @@ connect to zones).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import shapely
 from shapely.geometry import LineString, Point, Polygon, box
@@ -92,16 +92,48 @@ def read_footprint(fp: list, copper, nets: NetTable, board_mask: float, pads: li
                 "thermal_gap": number(fp, "thermal_gap")}
     # KiCad's DRC ignores the mask openings of a footprint that allows solder-mask bridges
     bridged = "allow_soldermask_bridges" in atoms(node(fp, "attr"))
-    own_openings = []
+    own_openings, own_pads, first_graphic = [], [], len(graphics)
     for p in nodes(fp, "pad"):
         pad, margin = read_pad(p, ref, frame, copper, nets, board_mask, defaults, warnings, version)
-        pads.append(pad)
+        own_pads.append(pad)
         own_openings.extend(pad_openings(p, pad, margin, copper))
+    pads.extend(own_pads)
     for item in nodes(fp):
         if item[0].startswith("fp_") or item[0] == "property":
             drawing(item, frame, copper, nets, edges, graphics, own_openings)
+    tie_graphics(fp, own_pads, graphics, first_graphic)
     if not bridged:
         openings.extend(own_openings)
+
+
+def tie_graphics(fp: list, own_pads: list, graphics: list, first: int) -> None:
+    """A net tie's copper drawings (graphics[first:], this footprint's) short the nets of its pad groups, as they
+    are meant to: KiCad's DRC lets each touch the nets of the tied pads it touches (FOOTPRINT's net-tie cache). For
+    KiCad's connectivity it joins nothing: its net stays none. A drawing that touches pads of several nets is cut
+    where it is nearer one pad than the others (the bar of a 0.5 mm tie covers both pads): the first of a piece's
+    tied nets is the one whose pad it is nearest, which the obstacles let come close."""
+    tied = {number.strip() for group in atoms(node(fp, "net_tie_pad_groups")) for number in str(group).split(",")}
+    tied_pads = [pad for pad in own_pads if pad.number in tied - {""} and pad.net]
+    if not tied_pads:
+        return
+    pieces = []
+    for g in graphics[first:]:
+        touched = [pad for pad in tied_pads if g.layer in pad.layers and pad.outline.intersects(g.outline)]
+        nets = tuple(dict.fromkeys(pad.net for pad in touched))
+        if g.net or not nets:
+            pieces.append(g)
+            continue
+        if len(nets) == 1:
+            pieces.append(replace(g, tied=nets))
+            continue
+        cells = shapely.voronoi_polygons(shapely.MultiPoint([(pad.x, pad.y) for pad in touched]),
+                                         extend_to=g.outline.envelope.buffer(1.0))
+        for cell in shapely.get_parts(cells):
+            pad = next(p for p in touched if cell.covers(Point(p.x, p.y)))
+            piece = g.outline.intersection(cell)
+            if not piece.is_empty:
+                pieces.append(replace(g, outline=piece, tied=(pad.net,) + tuple(n for n in nets if n != pad.net)))
+    graphics[first:] = pieces
 
 
 def read_pad(p: list, ref: str, frame: Frame, copper, nets: NetTable, board_mask: float, defaults: dict,

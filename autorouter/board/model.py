@@ -117,6 +117,7 @@ class CopperGraphic:
     outline: BaseGeometry = field(compare=False)
     layer: str
     net: int = 0
+    tied: tuple[int, ...] = ()      # a net tie's drawing: the nets of the tied pads it touches, which it may touch
 
 
 @dataclass

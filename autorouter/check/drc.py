@@ -61,6 +61,7 @@ class Item:
     clearance: float | None = None      # its own clearance, overriding its net class's (a pad's)
     floor: float = 0.0                  # what custom rules ask of it beyond its class (copper drawings)
     ends: tuple = ()                    # a track's two ends
+    tied: tuple = ()                    # a net tie's drawing: the nets it may touch
     # round copper measured exactly: its centre line or centre (core) and radius (reach); geom, a polygon drawn
     # outside the true curve, would under-measure gaps by up to half a percent of the radius, where KiCad is exact
     core: object = None
@@ -75,6 +76,10 @@ class Item:
         return rules.clearance_between(max(rules.for_net(self.net).clearance, self.floor),
                                        max(rules.for_net(other.net).clearance, other.floor),
                                        self.clearance, other.clearance)
+
+    def may_touch(self, other: "Item") -> bool:
+        """Of one net, or one of them a net tie's drawing that may touch the other's net."""
+        return bool(self.net and self.net == other.net) or other.net in self.tied or self.net in other.tied
 
     def gap(self, other: "Item") -> float:
         return shapely.distance(self.core, other.core) - self.reach - other.reach
@@ -92,7 +97,7 @@ def board_items(board: Board, new_tracks=(), new_vias=(), only_new: bool = False
             items.append(Item(p.hole, frozenset(board.copper_layers), 0, "hole", False, p.hole, p.clearance))
     for g in board.graphics:
         items.append(Item(g.outline, frozenset([g.layer]), g.net, "graphic", False,
-                          floor=rules.graphic_clearance if rules else 0.0))
+                          floor=rules.graphic_clearance if rules else 0.0, tied=g.tied))
     for tracks, checked in ((board.tracks, not only_new), (new_tracks, True)):
         for t in tracks:
             items.append(Item(t.body(), frozenset([t.layer]), t.net, "track", checked, ends=(t.start, t.end),
@@ -139,7 +144,7 @@ def clearance_violations(board, rules, items, report) -> None:
         a, b = STRtree(geoms).query([geoms[k] for k in probe], predicate="dwithin", distance=reach)
         for ka, kb in zip(np.asarray(probe)[a].tolist(), b.tolist()):
             ia, ib = items[idx[ka]], items[idx[kb]]
-            if ka == kb or (ib.checked and kb < ka) or (ia.net and ia.net == ib.net):
+            if ka == kb or (ib.checked and kb < ka) or ia.may_touch(ib):
                 continue
             need = ia.clearance_to(ib, rules)
             gap = ia.gap(ib)
@@ -167,7 +172,7 @@ def hole_clearance_violations(board, rules, items, report) -> None:
         pairs += [(holes[j], probe[i]) for i, j in zip(a.tolist(), b.tolist())]
     seen = set()
     for hole_item, other in pairs:
-        if hole_item is other or (hole_item.net and hole_item.net == other.net) or (id(hole_item), id(other)) in seen:
+        if hole_item is other or hole_item.may_touch(other) or (id(hole_item), id(other)) in seen:
             continue
         seen.add((id(hole_item), id(other)))
         wanted = max(need, hole_item.clearance or 0.0) if hole_item.kind == "hole" else need

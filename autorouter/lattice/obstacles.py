@@ -54,8 +54,9 @@ def copper_items(board: Board, rules: DesignRules) -> list[CopperItem]:
         items.append(CopperItem(t.body(), (index[t.layer],), t.net))
     for v in board.vias:
         items.append(CopperItem(v.body(), tuple(index[l] for l in v.layers), v.net))
-    for g in board.graphics:
-        items.append(CopperItem(g.outline, (index[g.layer],), g.net, floor=rules.graphic_clearance))
+    for g in board.graphics:        # a net tie's drawing: the first tied net may reach its pad across it
+        items.append(CopperItem(g.outline, (index[g.layer],), g.tied[0] if g.tied else g.net,
+                                floor=rules.graphic_clearance))
     return items
 
 
