@@ -74,7 +74,9 @@ def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, l
         if not blocked and not starved:
             return candidate, pins, blocked
         tried.append((candidate, pins, blocked))
-    return next((t for t in tried if not t[2]), tried[0])      # every pad reached, if any candidate does
+    # every pad reached if a candidate does, else the fewest pads left out (one pad blocked at every size must not
+    # leave the net at a width that blocks its fine-pitch pads too)
+    return min(tried, key=lambda t: len(t[2]))
 
 
 def via_room(pads: list[Pad], profile, lattice) -> bool:
