@@ -135,3 +135,15 @@ def test_dialogs_ask_the_options_and_cancel_works():
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["arguments"] == ["--backend", "cpu", "--nets", "GND,VCC", "--time-limit", "30"]
     assert result["before"] is False and result["after"] is True
+
+
+def test_the_plugin_tells_what_routing_does_after_the_iterations():
+    # a congested board spends minutes making room and joining after PathFinder: the dialog says so, with numbers
+    sys.path.insert(0, str(ROOT / "plugins" / "autorouter_kicad"))
+    try:
+        from runner import describe
+    finally:
+        sys.path.pop(0)
+    assert "net 2 of 5" in describe({"stage": "make room", "net": 2, "nets": 5, "joined": 1})
+    assert "3 missing" in describe({"stage": "joining", "round": 1, "missing": 3})
+    assert describe({"stage": "thermal reliefs"}) == "thermal reliefs"

@@ -93,6 +93,10 @@ def describe(event: dict) -> str:
     if stage == "iteration":
         return (f"iteration {event['iteration']}: {event['nets']} nets routed, {event['conflicted']} in conflict, "
                 f"{event['shared']} shared nodes")
+    if stage == "make room":
+        return f"making room: net {event['net']} of {event['nets']} still short, {event['joined']} joined so far"
+    if stage == "joining":
+        return f"joining what the fills no longer join, round {event['round']}: {event['missing']} missing"
     return str(stage)
 
 
