@@ -118,6 +118,11 @@ COUNT.update({head: (1, 1) for head in (
     "roundrect_rratio", "chamfer_ratio", "solder_mask_margin", "solder_paste_margin", "solder_paste_margin_ratio",
     "clearance", "zone_connect", "thermal_width", "thermal_gap", "thermal_bridge_width", "thermal_bridge_angle",
     "die_length")})
+# ... and the board's settings of one number (the fuzz test's `(pad_to_mask_clearance )`: KiCad "expecting number")
+COUNT.update({head: (1, 1) for head in (
+    "pad_to_mask_clearance", "solder_mask_min_width", "pad_to_paste_clearance", "pad_to_paste_clearance_ratio",
+    "trace_clearance", "zone_clearance", "clearance_min", "trace_min", "via_min_annulus", "via_min_size",
+    "through_hole_min", "via_min_drill", "hole_to_hole_min", "max_error")})
 SINGLE_SIZE = {"via", "backdrill", "tertiary_drill", "front_post_machining", "back_post_machining"}
 
 # Parts an item has at most once: with a second one (KiCad keeps the last, kiutils may keep the first) we would route
