@@ -100,8 +100,7 @@ def lattice_pitch(board: Board, rules: DesignRules, config: RouterConfig) -> flo
 NEGOTIATION_SHARE = 0.7
 # ... and the share by which make_room stops (at once where negotiation ran past it): on a board that does not
 # converge it would take every second left, and the finishing rounds after it (the joins the fills lose, the
-# smallest sizes, the thermal reliefs) none; they join more per second (five boards bound by time, 319 -> 280
-# missing).
+# smallest sizes, the thermal reliefs) none, though they join more per second there (benchmarks/CORPUS.md).
 ROOM_SHARE = 0.6
 
 # Rounds of joining what is still apart once negotiation is over. A join can cut another net's fill (two zones

@@ -24,7 +24,6 @@ from .router import Context, Negotiation, nets_in_conflict, route_batch
 # making room for a connection still missing once negotiation is over (make_room, make_way)
 MAX_MOVED = 16         # most nets that negotiate again among themselves
 LOCAL_ITERATIONS = 24  # PathFinder iterations of that negotiation
-LOCAL_STALL = 6        # ... ended early after this many without fewer shared nodes: it is not settling
 GROWTH_ROUNDS = 5      # times the nets nearest to where it still conflicts join it
 FROZEN = 1 << 16       # the occupancy weight of a net that does not move in it: its cover is a wall
 
@@ -224,7 +223,6 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
         occ.add(r, +1)
     ctx.wall, ctx.pres = FROZEN, ctx.config.pres_fac_initial
     pending = moving
-    fewest, since = None, 0
     for _ in range(LOCAL_ITERATIONS):
         for t in pending:
             if ctx.should_stop():
@@ -233,10 +231,9 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
             routes[t.net] = route_batch([t], ctx)[0]
             occ.footprint(routes[t.net], ctx.radii)
             occ.add(routes[t.net], +1)
-        shared = occ.add_history([routes[t.net] for t in moving], ctx.config.hist_fac)
+        occ.add_history([routes[t.net] for t in moving], ctx.config.hist_fac)
         pending = nets_in_conflict(moving, routes, occ)
-        fewest, since = (shared, 0) if fewest is None or shared < fewest else (fewest, since + 1)
-        if not pending or ctx.should_stop() or since >= LOCAL_STALL:
+        if not pending or ctx.should_stop():
             break
         ctx.pres = min(ctx.pres * ctx.config.pres_fac_mult, ctx.config.pres_fac_max)
     # a via site (row, col) is the flat index of its node on the first layer
