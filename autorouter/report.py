@@ -40,7 +40,8 @@ class Progress:
 
     def __exit__(self, *exc):
         if self.bar is not None:
-            self.bar.update(self.task, description="done")
+            if exc[0] is None:
+                self.bar.update(self.task, description="done")
             self.bar.__exit__(*exc)
 
     def update(self, event: dict) -> None:

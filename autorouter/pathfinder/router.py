@@ -158,9 +158,9 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     reason = f"{cut}: stopped before its conflicts were settled" if cut else \
         "congestion: no room left beside its neighbours"
     dropped = drop_conflicts(tasks, routes, occ, radii, reason)
-    if dropped and on_progress:
-        on_progress({"stage": "repair", "nets": len(dropped)})
     if dropped:
+        if on_progress:
+            on_progress({"stage": "repair", "nets": len(dropped)})
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
     return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds, ctx, tasks)
 
