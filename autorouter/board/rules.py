@@ -57,6 +57,10 @@ class DesignRules:
         the larger of its own (a pad's) and its class's, which is never less than KiCad asks of any pair."""
         return max(own or 0.0, self.for_net(net).clearance)
 
+    def class_clearance(self, net: int, floor: float = 0.0) -> float:
+        """The clearance the net's class asks, raised to what custom rules ask of the item beyond it (floor)."""
+        return max(self.for_net(net).clearance, floor)
+
     def clearance_between(self, class_a: float, class_b: float, own_a: float | None = None,
                           own_b: float | None = None) -> float:
         """KiCad's clearance between two copper items of different nets, given their classes' clearances (custom

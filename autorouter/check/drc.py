@@ -73,9 +73,8 @@ class Item:
             self.core = self.geom
 
     def clearance_to(self, other: "Item", rules) -> float:
-        return rules.clearance_between(max(rules.for_net(self.net).clearance, self.floor),
-                                       max(rules.for_net(other.net).clearance, other.floor),
-                                       self.clearance, other.clearance)
+        return rules.clearance_between(rules.class_clearance(self.net, self.floor),
+                                       rules.class_clearance(other.net, other.floor), self.clearance, other.clearance)
 
     def may_touch(self, other: "Item") -> bool:
         """Of one net, or one of them a net tie's drawing that may touch the other's net."""

@@ -99,8 +99,7 @@ def collect_stamps(board: Board, rules: DesignRules, cls: NetClassRules, lattice
     half_w, via_r = cls.track_width / 2, cls.via_diameter / 2
     out = Stamps()
     for item in items:
-        gap = rules.clearance_between(cls.clearance, max(rules.for_net(item.net).clearance, item.floor),
-                                      own_b=item.clearance)
+        gap = rules.clearance_between(cls.clearance, rules.class_clearance(item.net, item.floor), own_b=item.clearance)
         who = item.net if item.net else HARD
         out.add(item.geom, gap + half_w + margin, who, item.layers)
         # a via keeps its copper `gap` from other copper, and its hole the board's hole clearance
