@@ -12,14 +12,13 @@ knows the zone fills, decides what to keep). Whatever is kept is legal, and kept
 """
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import numpy as np
 
 from .congestion import NetRoute, Occupancy, in_sorted
 from .nets import NetTask
-from .router import Context, Negotiation, nets_in_conflict, route_batch
+from .router import Context, Negotiation, nets_in_conflict, route_batch, stop_by
 
 # making room for a connection still missing once negotiation is over (make_room, make_way)
 MAX_MOVED = 16         # most nets that negotiate again among themselves
@@ -117,8 +116,7 @@ def make_room(outcome: Negotiation, report=lambda event: None, until: float | No
     until: a time.monotonic() after which it stops, as if told to, leaving the rest of the time to finishing."""
     ctx = outcome.context
     stop = ctx.should_stop
-    if until is not None:
-        ctx.should_stop = lambda: stop() or ("time limit" if time.monotonic() > until else "")
+    ctx.should_stop = stop_by(stop, until)
     try:
         room_for_short_nets(outcome, report)
     finally:
@@ -129,6 +127,7 @@ def room_for_short_nets(outcome: Negotiation, report) -> None:
     tasks, routes, ctx = outcome.tasks, outcome.routes, outcome.context
     occ = ctx.occ
     by_net = {t.net: t for t in tasks}
+
     def short(t) -> bool:
         return t.net in routes and len(routes[t.net].connections) < t.connections
     total, done = sum(map(short, tasks)), 0

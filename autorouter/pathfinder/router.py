@@ -78,6 +78,13 @@ def ctx_radii(rules, margin: float, classes: set):
     return radii
 
 
+def stop_by(should_stop, until: float | None):
+    """should_stop, also saying "time limit" once time.monotonic() passes until (None: never)."""
+    if until is None:
+        return should_stop
+    return lambda: should_stop() or ("time limit" if time.monotonic() > until else "")
+
+
 def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=None,
               should_stop=lambda: "", neck=None, until: float | None = None) -> Negotiation:
     """neck(tasks, nets) -> (tasks, nets changed): the tasks with those nets at smaller sizes, asked for once when
@@ -100,8 +107,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     best = Best()
     start = time.monotonic()
 
-    def out_of_time() -> str:
-        return should_stop() or ("time limit" if until is not None and time.monotonic() > until else "")
+    out_of_time = stop_by(should_stop, until)
     while iteration < config.max_iterations:
         iteration += 1
         for batch in disjoint_batches(pending, lattice, ctx):
