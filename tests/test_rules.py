@@ -51,6 +51,17 @@ def test_board_minimum_wins(tmp_path):
     assert any("raised to the board minimum" in n for n in rules.notes)
 
 
+def test_the_narrowest_predefined_track_the_board_minimum_allows(tmp_path):
+    # KiCad lists the predefined widths after a 0 (the net class's own); necked nets may take the narrowest
+    settings = {"track_widths": [0.0, 0.1, 0.15, 0.3], "rules": {"min_track_width": 0.12}}
+    project = {"board": {"design_settings": settings}, "net_settings": {"classes": CLASSES}}
+    assert load_rules(board_with_project(tmp_path, project), RouterConfig()).small_track == 0.15
+    settings["rules"]["min_track_width"] = 0.0
+    assert load_rules(board_with_project(tmp_path, project), RouterConfig()).small_track == 0.1
+    settings["track_widths"] = [0.0]
+    assert load_rules(board_with_project(tmp_path, project), RouterConfig()).small_track == 0.0
+
+
 def test_defaults_without_project(tmp_path):
     board = board_with_project(tmp_path, {})
     (tmp_path / "b.kicad_pro").unlink()

@@ -43,6 +43,7 @@ class DesignRules:
     graphic_clearance: float = 0.0       # what custom rules ask between copper drawings and other copper
     min_track_width: float = 0.0         # the board's minimum (KiCad's DRC checks it, not the class widths)
     small_via: tuple[float, float] | None = None   # (diameter, drill) of the smallest via the board allows
+    small_track: float = 0.0             # the narrowest of the project's predefined track widths (0: none)
     bare_vias: bool = False              # vias are not tented: each opens the solder mask
     bare_via_reach: float = 0.0          # how far a bare via's mask opening reaches past its copper
     mask_web: float = 0.0                # the narrowest solder-mask web between two openings
@@ -154,6 +155,8 @@ def with_custom_rules(rules: DesignRules, board: Board, project: Path) -> Design
     rules.graphic_clearance = floor("clearance", {"Type": "Graphic"})
     if any({"via_diameter", "hole_size"} & set(r.constraints) for r in parsed):
         rules.small_via = None          # which nets may take a smaller via is the custom rules' to say
+    if any("track_width" in r.constraints for r in parsed):
+        rules.small_track = 0.0         # and a narrower track
     derived: dict[tuple, NetClassRules] = {}
     for net in board.nets:
         cls = rules.for_net(net.number)
@@ -188,6 +191,13 @@ def smallest_via(data: dict, min_via: float, min_drill: float, min_annulus: floa
     if min_via > 0 and min_drill > 0:
         return max(min_via, min_drill + 2 * min_annulus), min_drill
     return None
+
+
+def smallest_track(data: dict, min_track: float) -> float:
+    """The narrowest of the project's predefined track widths that the board's minimum allows (0.0: none)."""
+    widths = ((data.get("board") or {}).get("design_settings") or {}).get("track_widths") or []
+    fits = [number(w, 0.0) for w in widths]
+    return min((w for w in fits if w > 0 and w >= min_track), default=0.0)
 
 
 def spoke_count(value, source: str) -> int:
@@ -262,6 +272,7 @@ def rules_from_project(data: dict, board: Board, defaults: dict, source: str) ->
                        hole_clearance=minimum["min_hole_clearance"],
                        source=source, notes=notes, min_track_width=min_track,
                        small_via=smallest_via(data, min_via, min_drill, min_annulus),
+                       small_track=smallest_track(data, min_track),
                        min_spokes=spoke_count(raw_minimums.get("min_resolved_spokes"), source),
                        min_clearance=min_clear)
 

@@ -44,14 +44,15 @@ VIA_ROOM_MM = 1.0      # a pad on one outer layer needs a via site this near (a 
 
 
 def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, layer_index, lattice, config,
-                   smallest: bool = False):
+                   smallest: bool = False, thinnest: float = 0.0):
     """Pins with portals at the net class's width and via size. Where a pad cannot be reached at that width (a wide
-    power track into a fine-pitch pad), the narrowest class width in use, then the board's minimum width; where a
-    pad on one outer layer has no room for the class's via near it (an inner ball of a BGA), the smallest via the
-    board allows (a dog-bone fan-out). KiCad's DRC checks the board's minimums, not the class's sizes, so necking a
-    net down stays legal. smallest: the narrowest and smallest first. Returns (class used, pins, blocked pad
-    names)."""
-    widths = sorted({min(c.track_width for c in rules.classes.values()), rules.min_track_width} - {0.0}, reverse=True)
+    power track into a fine-pitch pad), the narrowest class width in use, then the board's minimum width (and
+    thinnest, if given); where a pad on one outer layer has no room for the class's via near it (an inner ball of a
+    BGA), the smallest via the board allows (a dog-bone fan-out). KiCad's DRC checks the board's minimums, not the
+    class's sizes, so necking a net down stays legal. smallest: the narrowest and smallest first. Returns (class
+    used, pins, blocked pad names)."""
+    widths = sorted({min(c.track_width for c in rules.classes.values()), rules.min_track_width, thinnest} - {0.0},
+                    reverse=True)
     necked = [cls] + [replace(cls, name=f"{cls.name}, necked to {w:g}", track_width=w)
                       for w in widths if w < cls.track_width]
     candidates = []
@@ -157,12 +158,14 @@ def prefers_smallest(cls: NetClassRules, rules: DesignRules, config) -> bool:
 
 
 def make_task(net: int, name: str, clusters, board, rules, profiles, lattice, config, smallest: bool,
-              fills=None) -> NetTask:
+              fills=None, thinnest: float = 0.0) -> NetTask:
     """The task of joining the clusters (in connection order), with the sizes that reach every pad. fills: per
-    cluster, the zone fill pieces that join it, where a path may end without reaching a pad."""
+    cluster, the zone fill pieces that join it, where a path may end without reaching a pad. thinnest: a width
+    below the board's usual ones that it may take (reachable_pins)."""
     layer_index = {layer: i for i, layer in enumerate(board.copper_layers)}
     wanted = rules.for_net(net)
-    cls, pins, blocked = reachable_pins(clusters, wanted, rules, profiles, layer_index, lattice, config, smallest)
+    cls, pins, blocked = reachable_pins(clusters, wanted, rules, profiles, layer_index, lattice, config, smallest,
+                                        thinnest)
     inset = cls.via_diameter / 2 + rules.max_clearance + config.clearance_margin
     for pin in pins:            # said apart from a blocked pad: the part, not the rules, needs moving
         pin.outside = not any(shapely.contains_xy(board.outline, p.x, p.y) for p in pin.pads)
@@ -181,9 +184,10 @@ def make_task(net: int, name: str, clusters, board, rules, profiles, lattice, co
 
 
 def necked(task: NetTask, board, rules, profiles, lattice, config) -> NetTask | None:
-    """The task again at the board's smallest track and via, or None when it already has them."""
+    """The task again at the board's smallest track (the narrowest the project predefines, where it is narrower)
+    and via, or None when it already has them."""
     new = make_task(task.net, task.name, [pin.pads for pin in task.pins], board, rules, profiles, lattice, config,
-                    smallest=True, fills=[pin.pieces for pin in task.pins])
+                    smallest=True, fills=[pin.pieces for pin in task.pins], thinnest=rules.small_track)
     smaller = (new.rules.track_width < task.rules.track_width or new.rules.via_diameter < task.rules.via_diameter)
     return new if smaller and not new.blocked else None
 

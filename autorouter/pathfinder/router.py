@@ -87,9 +87,9 @@ def stop_by(should_stop, until: float | None):
 
 def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=None,
               should_stop=lambda: "", neck=None, until: float | None = None) -> Negotiation:
-    """neck(tasks, nets) -> (tasks, nets changed): the tasks with those nets at smaller sizes, asked for once when
-    the shared nodes stop falling or NECK_BY iterations are spent; the nets it changes are ripped up and
-    negotiation goes on. until: a time.monotonic() after which no batch is routed again, so that the repair (and
+    """neck(tasks, nets) -> (tasks, nets changed): the tasks with those nets at smaller sizes, asked for after the
+    first iteration for the nets that found no way at all, and once for the nets in conflict when the shared nodes
+    stop falling or NECK_BY iterations are spent; the nets it changes are ripped up and negotiation goes on. until: a time.monotonic() after which no batch is routed again, so that the repair (and
     what the caller does next) still has time before should_stop ends everything.
 
     The routes it ends with are those of the iteration that left the fewest nets in conflict (then the fewest
@@ -134,23 +134,32 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             on_progress({"stage": "iteration", "iteration": iteration, "nets": len(routes) - failed,
                          "nets_total": sum(1 for t in tasks if t.connections), "conflicted": len(pending),
                          "shared": shared, "elapsed": time.monotonic() - start, "failed": failed})
-        if not pending:
-            converged = True
-            break
         if why:
+            converged = not pending
             break
         best_shared, since_best = (shared, 0) if best_shared is None or shared < best_shared else (best_shared,
                                                                                                   since_best + 1)
-        neck_now = since_best >= config.stall_iterations or iteration >= min(NECK_BY, config.max_iterations // 2)
-        if neck is not None and neck_now:
-            tasks, changed = neck(tasks, {t.net for t in pending})
-            neck = None
+        if iteration == 1:
+            # the nets that found no way at all, where other nets are only prices, never will at their sizes (a
+            # track too wide for the channels between a BGA's balls): narrower at once
+            stuck, neck_now = {net for net, r in routes.items() if r.failed}, True
+        else:
+            stuck = {t.net for t in pending}
+            neck_now = since_best >= config.stall_iterations or iteration >= min(NECK_BY, config.max_iterations // 2)
+        if neck is not None and neck_now and stuck:
+            tasks, changed = neck(tasks, stuck)
             for net in changed:             # rip up: they come back narrower, as new tasks
                 occ.add(routes.pop(net), -1)
-            pending = [t for t in tasks if t.net in {p.net for p in pending}]
-            best_shared, since_best = None, 0
-            best = Best()           # routes from before the neck are not the tasks' any more
-            continue
+            pending = [t for t in tasks if t.net in changed or t.net in {p.net for p in pending}]
+            if changed:
+                best = Best()           # routes from before the neck are not the tasks' any more
+            if iteration > 1:           # the nets in conflict are necked once
+                neck = None
+                best_shared, since_best = None, 0
+                continue
+        if not pending:
+            converged = True
+            break
         if since_best >= config.stall_iterations:
             why = f"no progress in {since_best} iterations"
             break
