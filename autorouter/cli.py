@@ -234,9 +234,9 @@ def dump_config(args, config) -> int:
     if args.board:
         from .board import load_board
         from .board.rules import load_rules
-        from .pipeline import lattice_pitch
+        from .pipeline import board_lattice
         board = load_board(args.board)
-        values["pitch"] = round(lattice_pitch(board, load_rules(board, config, args.project), config), 4)
+        values["pitch"] = round(board_lattice(board, load_rules(board, config, args.project), config).pitch, 4)
     elif not config.pitch:
         values["pitch"] = "from the board's design rules"
     print(yaml.safe_dump(values, sort_keys=False), end="")

@@ -3,8 +3,7 @@ route, pads, the design rules in force per net class, the board's size, and the 
 from __future__ import annotations
 
 from .board.connectivity import pad_groups
-from .lattice import make_lattice
-from .pipeline import lattice_pitch
+from .pipeline import board_lattice
 from .zones import predict
 
 # Per lattice node while routing: occupancy and history (int32 + float32) and the routed-node count (int32), plus
@@ -17,8 +16,7 @@ def board_info(board, rules, config) -> dict:
     x0, y0, x1, y1 = board.outline.bounds
     groups = pad_groups(board, pieces=predict(board, rules))
     pads_on_nets = sum(1 for p in board.pads if p.net)
-    pitch = lattice_pitch(board, rules, config)
-    lattice = make_lattice(board.outline.bounds, board.copper_layers, pitch)
+    lattice = board_lattice(board, rules, config)
     classes_in_use = {rules.for_net(n.number).name for n in board.nets if n.number}
     lattice_bytes = lattice.size * (BYTES_PER_NODE + BYTES_PER_NODE_PER_CLASS * len(classes_in_use))
     return {
@@ -41,7 +39,7 @@ def board_info(board, rules, config) -> dict:
                         for c in rules.classes.values()],
         "edge_clearance": rules.edge_clearance,
         "hole_to_hole": rules.hole_to_hole,
-        "lattice": {"shape": list(lattice.shape), "pitch_mm": round(pitch, 4), "nodes": lattice.size},
+        "lattice": {"shape": list(lattice.shape), "pitch_mm": round(lattice.pitch, 4), "nodes": lattice.size},
         "memory_estimate_mb": round(lattice_bytes / 2 ** 20, 1),
         "notes": rules.notes + board.warnings,
     }

@@ -16,6 +16,7 @@ from .board.model import Board, Track, Via
 from .board.rules import DesignRules
 from .config import RouterConfig
 from .lattice import build_obstacles, choose_pitch, make_lattice
+from .lattice.align import aligned_pitch, ball_grid
 from .lattice.grid import Lattice
 from .lattice.raster import nodes_inside
 from .board.connectivity import pad_groups
@@ -88,10 +89,22 @@ def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
     return (narrowest + rules.max_clearance + config.clearance_margin) / 2
 
 
-def lattice_pitch(board: Board, rules: DesignRules, config: RouterConfig) -> float:
-    """The pitch routing uses: config.pitch, or the automatic one grown until the lattice fits."""
-    return config.pitch or choose_pitch(board.outline.bounds, len(board.copper_layers), auto_pitch(rules, config),
-                                        config)
+def board_lattice(board: Board, rules: DesignRules, config: RouterConfig) -> Lattice:
+    """The lattice routing uses: at config.pitch; or at the automatic pitch, made to divide the pitch of the board's
+    largest ball grid with lines through the channels between its balls (lattice.align) where the narrowest track
+    the board allows needs them to pass, unless the lattice must grow coarser to fit."""
+    bounds, layers = board.outline.bounds, board.copper_layers
+    if config.pitch:
+        return make_lattice(bounds, layers, config.pitch)
+    pitch = auto_pitch(rules, config)
+    grid = ball_grid(board.pads)
+    thinnest = min(w for w in (*(c.track_width for c in rules.classes.values()), rules.min_track_width,
+                               rules.small_track) if w > 0)
+    if grid is not None and grid.needs_lines(thinnest, rules.max_clearance, pitch):
+        aligned = aligned_pitch(pitch, grid)
+        if aligned and choose_pitch(bounds, len(layers), aligned, config) == aligned:
+            return make_lattice(bounds, layers, aligned, (grid.x, grid.y))
+    return make_lattice(bounds, layers, choose_pitch(bounds, len(layers), pitch, config))
 
 
 # Of --time-limit, the share negotiation's iterations may take (counted from the start of routing): what follows
@@ -312,9 +325,8 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
     """The stages before the first search: lattice and obstacles, then pins, portals and MST order."""
     timings: dict[str, float] = {}
     t0 = time.monotonic()
-    pitch = lattice_pitch(board, rules, config)
-    lattice = make_lattice(board.outline.bounds, board.copper_layers, pitch)
-    report({"stage": "lattice", "shape": lattice.shape, "pitch": pitch})
+    lattice = board_lattice(board, rules, config)
+    report({"stage": "lattice", "shape": lattice.shape, "pitch": lattice.pitch})
     pieces = predict_fill(board, rules)
     relief_fills = relief_fill(board, rules) if board.zones else []
     profiles = build_obstacles(board, rules, lattice, config.clearance_margin, spoke_guards(board, relief_fills))

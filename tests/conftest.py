@@ -59,12 +59,12 @@ def channel_set_up(folder: Path, nets: int = 3):
     from autorouter.config import RouterConfig
     from autorouter.lattice import build_obstacles
     from autorouter.lattice.grid import make_lattice
-    from autorouter.pipeline import lattice_pitch
+    from autorouter.pipeline import board_lattice
     from generated import channel, write
     config = RouterConfig()
     board = load_board(write(channel(nets), folder))
     rules = load_rules(board, config)
-    lattice = make_lattice(board.outline.bounds, board.copper_layers, lattice_pitch(board, rules, config))
+    lattice = board_lattice(board, rules, config)
     return board, rules, config, lattice, build_obstacles(board, rules, lattice, config.clearance_margin)
 
 

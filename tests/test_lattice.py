@@ -111,3 +111,35 @@ def test_a_step_between_two_free_nodes_keeps_its_clearance():
     # the circles are polygons drawn outside the true curve, so measuring to them errs on the safe side
     gap = shapely.distance(free_steps(lat, free), copper)
     assert gap.min() >= cls.clearance + cls.track_width / 2 - 1e-9, gap.min()
+
+
+def test_lattice_lines_run_through_the_channels_between_a_bgas_balls(tmp_path):
+    # tracks of the board's minimum, 0.1 mm, with 0.12 mm clearance pass between 0.4 mm balls at 0.8 mm in a band
+    # 0.06 mm wide, which the automatic pitch would hold by chance: the largest pitch below it that divides the ball
+    # pitch, and a node at the centre of every four balls, where a dog-bone via fits. Where the narrowest track
+    # cannot pass at all (0.15 mm with 0.2 mm clearance), the lattice stays as it was.
+    import generated
+    from autorouter.board import load_board
+    from autorouter.board.rules import load_rules
+    from autorouter.config import RouterConfig
+    from autorouter.lattice.align import ball_grid
+    from autorouter.pipeline import auto_pitch, board_lattice
+    config = RouterConfig()
+    b = load_board(generated.write(generated.bga(), tmp_path, generated.default_class(track=0.12, clearance=0.12),
+                                   {"min_track_width": 0.1, "min_clearance": 0.1}))
+    grid = ball_grid(b.pads)
+    assert grid is not None and abs(grid.pitch - 0.8) < 1e-9 and abs(grid.ball - 0.4) < 1e-9
+    rules = load_rules(b, config)
+    lat = board_lattice(b, rules, config)
+    assert abs(lat.pitch - 0.1) < 1e-9 and lat.pitch < auto_pitch(rules, config)
+    for p in b.pads:
+        if p.footprint == "U1":
+            for dx in (-0.4, 0.4):
+                col, row = (p.x + dx - lat.x0) / lat.pitch, (p.y + dx - lat.y0) / lat.pitch
+                assert abs(col - round(col)) < 1e-6 and abs(row - round(row)) < 1e-6
+    assert ball_grid([p for p in b.pads if p.footprint != "U1"]) is None        # test pads in rows: no grid
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    b = load_board(generated.write(generated.bga(), wide, generated.default_class()))
+    rules = load_rules(b, config)
+    assert board_lattice(b, rules, config).pitch == auto_pitch(rules, config)

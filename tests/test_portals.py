@@ -12,7 +12,7 @@ from autorouter.board.rules import load_rules
 from autorouter.config import load_config
 from autorouter.lattice import build_obstacles, make_lattice
 from autorouter.lattice.portals import mark_stub_conflicts, pin_portals, pins_portals, stub_lines
-from autorouter.pipeline import lattice_pitch
+from autorouter.pipeline import board_lattice
 
 
 @pytest.fixture(scope="module", params=["qfn", "bga"])
@@ -22,7 +22,7 @@ def routed_setup(request, tmp_path_factory):
     config = load_config()
     board = load_board(path)
     rules = load_rules(board, config)
-    lattice = make_lattice(board.outline.bounds, board.copper_layers, lattice_pitch(board, rules, config))
+    lattice = board_lattice(board, rules, config)
     profile = build_obstacles(board, rules, lattice, config.clearance_margin)[rules.classes["Default"]]
     pins = [[board.pads[i] for i in group] for groups in pad_groups(board).values() for group in groups]
     return board, lattice, profile, pins, config

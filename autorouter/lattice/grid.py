@@ -81,13 +81,17 @@ def choose_pitch(bounds, n_layers: int, wanted: float, config) -> float:
     return max(pitch, fits)
 
 
-def make_lattice(bounds, layers, pitch: float) -> Lattice:
+def make_lattice(bounds, layers, pitch: float, anchor: tuple[float, float] | None = None) -> Lattice:
+    """The lattice over bounds: centred on them (equal margins at both edges), or with a node at anchor (x, y)."""
     x0, y0, x1, y1 = bounds
+    if anchor is not None:
+        x0 += (anchor[0] - x0) % pitch
+        y0 += (anchor[1] - y0) % pitch
     cols = int(math.floor((x1 - x0) / pitch)) + 1
     rows = int(math.floor((y1 - y0) / pitch)) + 1
-    # centre the lattice on the board so the margins at both edges are equal
-    x0 += ((x1 - x0) - (cols - 1) * pitch) / 2
-    y0 += ((y1 - y0) - (rows - 1) * pitch) / 2
+    if anchor is None:
+        x0 += ((x1 - x0) - (cols - 1) * pitch) / 2
+        y0 += ((y1 - y0) - (rows - 1) * pitch) / 2
     return Lattice(pitch, x0, y0, rows, cols, tuple(layers))
 
 

@@ -1,0 +1,80 @@
+"""Where the lattice's lines fall: through the channels of the board's largest ball grid (a BGA).
+
+Between the balls of a 0.8 mm BGA there is room for one narrow track, in a band a few hundredths of a millimetre
+wide around the channel's centre line, and a dog-bone via fits only near the centre of four balls. A lattice laid
+without regard to the balls puts a line in that band by chance. Where the narrowest track needs it, the pitch is made
+to divide the ball pitch and the origin put on a channel, so that every channel between the balls, and every centre
+of four of them, has its nodes.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+MIN_BALLS = 16          # pads of one footprint, on one layer, for a ball grid
+MIN_LINES = 4           # distinct rows and columns of balls
+MIN_FILL = 0.5          # of the grid's places, the share that holds a ball (a QFN's ring of pads holds fewer)
+MIN_PITCH = 0.3         # mm: a finer spacing is no ball grid (pads of one row offset a little)
+TOLERANCE = 1e-3        # mm: pad centres this near a grid line are on it
+MAX_REFINE = 1.25       # the most the pitch may shrink by (nodes grow by its square)
+
+
+@dataclass(frozen=True)
+class BallGrid:
+    x: float            # a channel crossing: the centre of four balls
+    y: float
+    pitch: float        # ball pitch, the same along x and y
+    ball: float         # the balls' width (the median: a few larger pads shut a few channels only)
+
+    def needs_lines(self, width: float, clearance: float, pitch: float) -> bool:
+        """Whether a lattice must be laid on the channels for a track this wide to pass between two balls: the band
+        its centre line may take is open, but narrower than the pitch (a wider band holds a line by chance; a shut
+        one none at all)."""
+        band = self.pitch - self.ball - width - 2 * clearance
+        return 0 < band < pitch
+
+
+def ball_grid(pads) -> BallGrid | None:
+    """The ball grid of the footprint with the most surface pads on a square grid, aligned with the board's axes;
+    None when the board has none."""
+    by_part: dict[tuple[str, tuple], list] = defaultdict(list)
+    for p in pads:
+        if not p.drill and len(p.layers) == 1:
+            by_part[(p.footprint, p.layers)].append(p)
+    best, count = None, 0
+    for pads in by_part.values():
+        if len(pads) < max(MIN_BALLS, count + 1):
+            continue
+        xy = np.array([(p.x, p.y) for p in pads])
+        pitch = grid_pitch(xy[:, 0]), grid_pitch(xy[:, 1])
+        if not (pitch[0] and pitch[1] and abs(pitch[0] - pitch[1]) < TOLERANCE):
+            continue
+        places = np.prod([np.ptp(xy[:, k]) / pitch[k] + 1 for k in (0, 1)])
+        if len(pads) >= MIN_FILL * places:
+            ball = np.median([max(b[2] - b[0], b[3] - b[1]) for b in (p.outline.bounds for p in pads)])
+            best = BallGrid(float(xy[:, 0].min() + pitch[0] / 2), float(xy[:, 1].min() + pitch[1] / 2), pitch[0],
+                            float(ball))
+            count = len(pads)
+    return best
+
+
+def grid_pitch(values: np.ndarray) -> float | None:
+    """The spacing of values that all lie on lines at one spacing (MIN_LINES of them or more), else None."""
+    lines = np.unique(np.round(values / TOLERANCE).astype(np.int64)) * TOLERANCE
+    if lines.size < MIN_LINES:
+        return None
+    pitch = round(float(np.diff(lines).min()), 4)
+    steps = (lines - lines[0]) / pitch
+    if pitch < MIN_PITCH or np.abs(steps - np.round(steps)).max() * pitch > TOLERANCE:
+        return None
+    return pitch
+
+
+def aligned_pitch(pitch: float, grid: BallGrid) -> float | None:
+    """The largest pitch no larger than `pitch` that divides the ball pitch; None where that would shrink it by more
+    than MAX_REFINE (a finer lattice is slower)."""
+    finer = grid.pitch / math.ceil(grid.pitch / pitch - 1e-9)
+    return finer if finer * MAX_REFINE >= pitch else None
