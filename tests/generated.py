@@ -69,6 +69,18 @@ def keepout_frame() -> TestBoard:
     return b
 
 
+def slot(gap: float = 0.7) -> TestBoard:
+    """Test pad TP1 in a pocket walled by keep-outs on both layers, its one way out a slot `gap` wide; TP2, of the
+    same net, outside."""
+    b = TestBoard("slot", 2, 30, 20)
+    for ref, x in (("TP1", 6), ("TP2", 24)):
+        b.footprint(ref, "TestPoint", x, 10, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, "A")], True)
+    top, bottom = 10 - gap / 2, 10 + gap / 2
+    for x0, y0, x1, y1 in ((3, 6, 10, 7), (3, 13, 10, 14), (3, 6, 4, 14), (9, 6, 10, top), (9, bottom, 10, 14)):
+        b.zone(None, ["F.Cu", "B.Cu"], [(x0, y0), (x1, y0), (x1, y1), (x0, y1)], keepout=True)
+    return b
+
+
 def split_halves() -> TestBoard:
     """Net A on two halves of a board that a keep-out strip parts (a split keyboard joined by a cable): two of its
     pads on each side."""

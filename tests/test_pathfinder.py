@@ -225,3 +225,28 @@ def test_a_task_splits_into_single_joins_from_its_root():
     assert [t.pins for t in single_joins(task)] == [["root", "a"], ["root", "b"]]
     two = NetTask(3, "GND", NARROW, None, ["root", "a"])
     assert single_joins(two) == [two]
+
+
+def test_a_net_with_no_way_at_its_class_width_is_necked_in_the_first_iteration(tmp_path):
+    """Its class's 0.8 mm track cannot pass the 0.7 mm slot out of its pad's pocket, so it finds no path even with
+    every other net only a price: negotiation necks it at once (to the board's minimum width) and routes it, instead
+    of ending with it unrouted for finishing to find."""
+    from functools import partial
+    import generated
+    from autorouter.board import load_board
+    from autorouter.board.rules import load_rules
+    from autorouter.config import RouterConfig
+    from autorouter.pathfinder import negotiate
+    from autorouter.pathfinder.nets import neck_tasks
+    from autorouter.pipeline import set_up
+    from autorouter.search.cpu import CpuEngine
+    path = generated.write(generated.slot(), tmp_path, generated.default_class(0.8, 0.2),
+                           {"min_track_width": 0.1, "min_clearance": 0.1})
+    board, config = load_board(path), RouterConfig(sizes="class")
+    rules = load_rules(board, config)
+    s = set_up(board, rules, config)
+    assert [t.rules.track_width for t in s.tasks] == [0.8]
+    neck = partial(neck_tasks, board=board, rules=rules, profiles=s.profiles, lattice=s.lattice, config=config)
+    outcome = negotiate(s.tasks, s.lattice, rules, CpuEngine(64), config, neck=neck)
+    assert outcome.converged and [t.rules.track_width for t in outcome.tasks] == [0.1]
+    assert [(len(r.connections), r.failed) for r in outcome.routes.values()] == [(1, [])]
