@@ -89,8 +89,9 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
               should_stop=lambda: "", neck=None, until: float | None = None) -> Negotiation:
     """neck(tasks, nets) -> (tasks, nets changed): the tasks with those nets at smaller sizes, asked for after the
     first iteration for the nets that found no way at all, and once for the nets in conflict when the shared nodes
-    stop falling or NECK_BY iterations are spent; the nets it changes are ripped up and negotiation goes on. until: a time.monotonic() after which no batch is routed again, so that the repair (and
-    what the caller does next) still has time before should_stop ends everything.
+    stop falling or NECK_BY iterations are spent; the nets it changes are ripped up and negotiation goes on.
+    until: a time.monotonic() after which no batch is routed again, so that the repair (and what the caller does
+    next) still has time before should_stop ends everything.
 
     The routes it ends with are those of the iteration that left the fewest nets in conflict (then the fewest
     shared nodes): late iterations of a board that does not converge can be worse than an earlier one."""
