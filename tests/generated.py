@@ -41,8 +41,9 @@ class TestBoard(Board):
         return base[:base.rindex(")")] + "".join(z + "\n" for z in self.extra) + ")\n"
 
 
-def write(board: TestBoard, folder: Path, classes=None, minimums=None) -> Path:
-    """The board and its project (the example project, with other classes or minimums where given)."""
+def write(board: TestBoard, folder: Path, classes=None, minimums=None, settings=None) -> Path:
+    """The board and its project (the example project, with other classes, minimums or design settings where
+    given)."""
     path = folder / f"{board.name}.kicad_pcb"
     path.write_text(board.text())
     data = json.loads(project(board.name))
@@ -50,6 +51,8 @@ def write(board: TestBoard, folder: Path, classes=None, minimums=None) -> Path:
         data["net_settings"]["classes"] = classes
     if minimums:
         data["board"]["design_settings"]["rules"].update(minimums)
+    if settings:
+        data["board"]["design_settings"].update(settings)
     (folder / f"{board.name}.kicad_pro").write_text(json.dumps(data, indent=2))
     return path
 

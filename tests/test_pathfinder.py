@@ -1,5 +1,6 @@
 """PathFinder's accounting: symmetric add and remove, and conflicts seen from both sides."""
 import numpy as np
+import pytest
 
 from autorouter.board.rules import DesignRules, NetClassRules
 from autorouter.lattice.grid import make_lattice
@@ -227,10 +228,13 @@ def test_a_task_splits_into_single_joins_from_its_root():
     assert single_joins(two) == [two]
 
 
-def test_a_net_with_no_way_at_its_class_width_is_necked_in_the_first_iteration(tmp_path):
+@pytest.mark.parametrize("minimum, predefined", [(0.1, []), (0.0, [0.0, 0.1, 0.25])],
+                         ids=["the board's minimum width", "the narrowest predefined width"])
+def test_a_net_with_no_way_at_its_class_width_is_necked_in_the_first_iteration(tmp_path, minimum, predefined):
     """Its class's 0.8 mm track cannot pass the 0.7 mm slot out of its pad's pocket, so it finds no path even with
-    every other net only a price: negotiation necks it at once (to the board's minimum width) and routes it, instead
-    of ending with it unrouted for finishing to find."""
+    every other net only a price: negotiation necks it at once (to the board's minimum width, or where the board
+    sets none, to the narrowest of the project's predefined widths) and routes it, instead of ending with it
+    unrouted for finishing to find."""
     from functools import partial
     import generated
     from autorouter.board import load_board
@@ -241,7 +245,7 @@ def test_a_net_with_no_way_at_its_class_width_is_necked_in_the_first_iteration(t
     from autorouter.pipeline import set_up
     from autorouter.search.cpu import CpuEngine
     path = generated.write(generated.slot(), tmp_path, generated.default_class(0.8, 0.2),
-                           {"min_track_width": 0.1, "min_clearance": 0.1})
+                           {"min_track_width": minimum, "min_clearance": 0.1}, {"track_widths": predefined})
     board, config = load_board(path), RouterConfig(sizes="class")
     rules = load_rules(board, config)
     s = set_up(board, rules, config)
