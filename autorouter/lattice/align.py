@@ -45,19 +45,19 @@ def ball_grid(pads) -> BallGrid | None:
         if not p.drill and len(p.layers) == 1:
             by_part[(p.footprint, p.layers)].append(p)
     best, count = None, 0
-    for pads in by_part.values():
-        if len(pads) < max(MIN_BALLS, count + 1):
+    for balls in by_part.values():
+        if len(balls) < max(MIN_BALLS, count + 1):
             continue
-        xy = np.array([(p.x, p.y) for p in pads])
+        xy = np.array([(p.x, p.y) for p in balls])
         pitch = grid_pitch(xy[:, 0]), grid_pitch(xy[:, 1])
         if not (pitch[0] and pitch[1] and abs(pitch[0] - pitch[1]) < TOLERANCE):
             continue
         places = np.prod([np.ptp(xy[:, k]) / pitch[k] + 1 for k in (0, 1)])
-        if len(pads) >= MIN_FILL * places:
-            ball = np.median([max(b[2] - b[0], b[3] - b[1]) for b in (p.outline.bounds for p in pads)])
+        if len(balls) >= MIN_FILL * places:
+            ball = np.median([max(b[2] - b[0], b[3] - b[1]) for b in (p.outline.bounds for p in balls)])
             best = BallGrid(float(xy[:, 0].min() + pitch[0] / 2), float(xy[:, 1].min() + pitch[1] / 2), pitch[0],
                             float(ball))
-            count = len(pads)
+            count = len(balls)
     return best
 
 
