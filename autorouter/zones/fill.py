@@ -143,10 +143,16 @@ class Copper:
         return self.zone_tree.query(area, predicate="dwithin", distance=1.0).tolist() if self.zone_tree else []
 
     def near(self, area: BaseGeometry, layer: int, reach: float) -> np.ndarray:
+        """The items on the layer within reach of the area, in the tree's order. The boxes within reach are found
+        first and the other layers' items dropped before any distance is measured (from the prepared area, as the
+        tree measures): against a large zone's outline, measuring is what costs."""
         if self.tree is None:
             return np.zeros(0, np.int64)
-        hits = self.tree.query(area, predicate="dwithin", distance=reach)
-        return hits[self.layers[hits] == layer]
+        x0, y0, x1, y1 = area.bounds
+        hits = self.tree.query(shapely.box(x0 - reach, y0 - reach, x1 + reach, y1 + reach))
+        hits = hits[self.layers[hits] == layer]
+        shapely.prepare(area)
+        return hits[shapely.dwithin(area, self.geoms[hits], reach)]
 
 
 def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) -> tuple[BaseGeometry, list]:
