@@ -151,7 +151,8 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             tasks, changed = neck(tasks, stuck)
             for net in changed:             # rip up: they come back narrower, as new tasks
                 occ.add(routes.pop(net), -1)
-            pending = [t for t in tasks if t.net in changed or t.net in {p.net for p in pending}]
+            moving = changed | {t.net for t in pending}
+            pending = [t for t in tasks if t.net in moving]
             if changed:
                 best = Best()           # routes from before the neck are not the tasks' any more
             if iteration > 1:           # the nets in conflict are necked once
