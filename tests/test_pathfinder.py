@@ -254,3 +254,33 @@ def test_a_net_with_no_way_at_its_class_width_is_necked_in_the_first_iteration(t
     outcome = negotiate(s.tasks, s.lattice, rules, CpuEngine(64), config, neck=neck)
     assert outcome.converged and [t.rules.track_width for t in outcome.tasks] == [0.1]
     assert [(len(r.connections), r.failed) for r in outcome.routes.values()] == [(1, [])]
+
+
+def test_a_neck_that_finds_no_way_either_is_undone(tmp_path):
+    """The slot out of the pocket is too narrow for any track the board allows: necked in the first iteration, the
+    net still finds no way in the second, so its width was not what blocked it. It goes back to its class's width
+    (a power net must not end thin for nothing) and is never necked again."""
+    from functools import partial
+    import generated
+    from autorouter.board import load_board
+    from autorouter.board.rules import load_rules
+    from autorouter.config import RouterConfig
+    from autorouter.pathfinder import negotiate
+    from autorouter.pathfinder.nets import neck_tasks
+    from autorouter.pipeline import set_up
+    from autorouter.search.cpu import CpuEngine
+    path = generated.write(generated.slot(gap=0.2), tmp_path, generated.default_class(0.8, 0.2),
+                           {"min_track_width": 0.1, "min_clearance": 0.1})
+    board, config = load_board(path), RouterConfig(sizes="class")
+    rules = load_rules(board, config)
+    s = set_up(board, rules, config)
+    asked = []
+
+    def neck(tasks, nets):
+        asked.append(set(nets))
+        return neck_tasks(tasks, nets, board=board, rules=rules, profiles=s.profiles, lattice=s.lattice,
+                          config=config)
+    outcome = negotiate(s.tasks, s.lattice, rules, CpuEngine(64), config, neck=neck)
+    assert [t.rules.track_width for t in outcome.tasks] == [0.8]
+    assert len(asked) == 1
+    assert [(len(r.connections), len(r.failed)) for r in outcome.routes.values()] == [(0, 1)]

@@ -20,7 +20,7 @@ from ..search import BLOCKED, RoiRequest, SearchStopped
 from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii
 from .costs import CostSnapshot, node_penalty, stub_cost
 from .device_costs import prices_for
-from .nets import NetTask
+from .nets import NetTask, mark_conflicts
 
 
 NECK_BY = 20    # iterations after which the nets still in conflict are offered smaller sizes, if they were not yet
@@ -106,6 +106,8 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     iteration, converged, why, cut = 0, False, "", ""
     best_shared, since_best = None, 0
     best = Best()
+    trial: dict = {}              # net necked in the first iteration -> (its task before, connections it failed)
+    kept_wide: set[int] = set()   # nets whose trial neck did not help: never necked again
     start = time.monotonic()
 
     out_of_time = stop_by(should_stop, until)
@@ -140,15 +142,32 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             break
         best_shared, since_best = (shared, 0) if best_shared is None or shared < best_shared else (best_shared,
                                                                                                   since_best + 1)
+        if trial:
+            # a net necked in the first iteration that still fails as often is blocked by more than its width
+            # (a pad nothing reaches): its own sizes back, and no neck later
+            back = {net: task for net, (task, failed) in trial.items() if len(routes[net].failed) >= failed}
+            trial = {}
+            if back:
+                tasks = [back.get(t.net, t) for t in tasks]
+                mark_conflicts(tasks, lattice)
+                for net in back:
+                    occ.add(routes.pop(net), -1)
+                moving = set(back) | {t.net for t in pending}
+                pending = [t for t in tasks if t.net in moving]
+                kept_wide |= set(back)
+                best = Best()
         if iteration == 1:
             # the nets that found no way at all, where other nets are only prices, never will at their sizes (a
             # track too wide for the channels between a BGA's balls): narrower at once
             stuck, neck_now = {net for net, r in routes.items() if r.failed}, True
         else:
-            stuck = {t.net for t in pending}
+            stuck = {t.net for t in pending} - kept_wide
             neck_now = since_best >= config.stall_iterations or iteration >= min(NECK_BY, config.max_iterations // 2)
         if neck is not None and neck_now and stuck:
+            before = {t.net: t for t in tasks}
             tasks, changed = neck(tasks, stuck)
+            if iteration == 1:
+                trial = {net: (before[net], len(routes[net].failed)) for net in changed}
             for net in changed:             # rip up: they come back narrower, as new tasks
                 occ.add(routes.pop(net), -1)
             moving = changed | {t.net for t in pending}
