@@ -58,6 +58,9 @@ class RouterConfig:
     pres_fac_max: float = 1000.0
     # PathFinder: history cost added per iteration to every overused node.
     hist_fac: float = 0.4
+    # PathFinder: where connections are still missing and the time left allows, negotiation starts over with this
+    # history factor, and the outcome that joins more is kept (0: never).
+    hist_fac_again: float = 1.0
     # Stop routing after this many seconds and write the best result (0: no limit).
     time_limit: float = 0.0
     # Search engine: auto (GPU when CuPy and a device are present), cpu or gpu.
@@ -87,6 +90,7 @@ class RouterConfig:
             "pres_fac_mult": (1 <= self.pres_fac_mult <= 100, "1 .. 100"),
             "pres_fac_max": (self.pres_fac_initial <= self.pres_fac_max <= 1e9, ">= pres_fac_initial, <= 1e9"),
             "hist_fac": (0 <= self.hist_fac <= 1e6, "0 .. 1e6"),
+            "hist_fac_again": (0 <= self.hist_fac_again <= 1e6, "0 .. 1e6"),
             "time_limit": (self.time_limit >= 0, ">= 0 seconds"),
             "backend": (self.backend in ("auto", "cpu", "gpu"), "auto, cpu or gpu"),
             "sizes": (self.sizes in ("class", "compact", "smallest"), "class, compact or smallest"),

@@ -6,7 +6,7 @@ read (done by the caller) -> lattice and obstacles -> pins, portals and MST orde
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import NamedTuple
 
@@ -23,7 +23,7 @@ from .board.connectivity import pad_groups
 from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, reconnect
 from .pathfinder.finishing import clear_areas, make_way, single_joins
 from .pathfinder.router import Best
-from .pathfinder.nets import neck_tasks
+from .pathfinder.nets import mark_conflicts, neck_tasks
 from .search import make_engine
 from .search.constants import STEP
 from .writeback.tracks import routes_to_items
@@ -301,6 +301,42 @@ def make_ways(failed: list, outcome, now_missing, tried: set) -> None:
                 made(one)
 
 
+def settle(tasks, board, rules, profiles, lattice, engine, config, report, should_stop, started: float):
+    """Negotiation, then make_room for the nets it leaves short. Where connections are still missing and the time
+    left allows another as long, negotiation starts over with config.hist_fac_again: which history schedule settles
+    a congested board differs from board to board (benchmarks/CORPUS.md), and the outcome that joins more is kept."""
+    limit = config.time_limit
+    until = started + NEGOTIATION_SHARE * limit if limit else None
+    room_until = started + ROOM_SHARE * limit if limit else None
+
+    def attempt(hist_fac: float):
+        run_config = replace(config, hist_fac=hist_fac)
+        neck = partial(neck_tasks, board=board, rules=rules, profiles=profiles, lattice=lattice, config=run_config)
+        outcome = negotiate(tasks, lattice, rules, engine, run_config, report, should_stop, neck, until)
+        make_room(outcome, report, room_until)
+        return outcome
+    t0 = time.monotonic()
+    first = attempt(config.hist_fac)
+    took = time.monotonic() - t0
+    missing = short_of(first)
+    if not config.hist_fac_again or not missing or should_stop() or (
+            limit and time.monotonic() + took > room_until):
+        return first
+    mark_conflicts(tasks, lattice)          # the first run's necks marked its tasks' portals against theirs
+    report({"stage": "again", "missing": missing})
+    second = attempt(config.hist_fac_again)
+    return second if joined(second) > joined(first) else first
+
+
+def joined(outcome) -> int:
+    return sum(len(r.connections) for r in outcome.routes.values())
+
+
+def short_of(outcome) -> int:
+    """The connections an outcome leaves unjoined."""
+    return sum(len(t.pins) - 1 for t in outcome.tasks) - joined(outcome)
+
+
 def make_search_engine(config: RouterConfig):
     """(engine, note): the engine config.backend asks for; raises EngineUnavailable for a GPU that is not there."""
     return make_engine(config.backend, int(config.delta * STEP))
@@ -353,10 +389,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     needed = sum(n - 1 for n in apart.values())
     report({"stage": "tasks", "nets": len(tasks), "connections": needed})
     t0 = time.monotonic()
-    neck = partial(neck_tasks, board=board, rules=rules, profiles=profiles, lattice=lattice, config=config)
-    until = started + NEGOTIATION_SHARE * config.time_limit if config.time_limit else None
-    outcome = negotiate(tasks, lattice, rules, engine, config, report, should_stop, neck, until)
-    make_room(outcome, report, started + ROOM_SHARE * config.time_limit if config.time_limit else None)
+    outcome = settle(tasks, board, rules, profiles, lattice, engine, config, report, should_stop, started)
     timings["search and negotiation"] = time.monotonic() - t0
     t0 = time.monotonic()
     starved_before = starved_keys(reliefs(board, rules, ready.relief_fills), strict=True)

@@ -65,6 +65,9 @@ class Progress:
             self.bar.update(self.task, completed=event["iteration"], status=(
                 f"iteration {event['iteration']}: {event['nets']} of {event['nets_total']} nets routed, "
                 f"{event['conflicted']} in conflict, {event['shared']} shared nodes"))
+        elif stage == "again":
+            self.bar.update(self.task, description="PathFinder, again", completed=0,
+                            status=f"{event['missing']} connections short: negotiating anew")
         elif stage in AFTER_NEGOTIATION:
             self.bar.update(self.task, description=stage, status=AFTER_NEGOTIATION[stage](event))
         elif stage == "check":      # the counts stay: the summary gives them

@@ -105,3 +105,48 @@ def test_nets_leave_an_area_kept_for_a_relief(tmp_path):
     assert clear_areas(outcome, [gap]) == 1
     assert not in_sorted(gap[0], routes[net].nodes()).any()
     assert all(len(routes[t.net].connections) == t.connections and not occ.conflicts(routes[t.net]) for t in tasks)
+
+
+@needs_corpus
+def test_a_board_left_short_is_negotiated_again_with_another_history_schedule(tmp_path):
+    # With history at 0.4 a step, negotiation and make_room leave /CIPO of the QFN short, and the board ends 66 of 70
+    # joined; negotiating again from the start with history at 1.0 joins every connection, and the board ends with
+    # only one GND pad apart (a fill the tracks cut)
+    src = corpus_board("c2_framework_mcu", tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(tmp_path / "out.kicad_pcb"),
+                           "--backend", "cpu", "--events"], capture_output=True, text=True, timeout=900)
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    again = [e for e in events if e["stage"] == "again"]
+    assert len(again) == 1 and again[0]["missing"] == 1
+    assert events[-1]["connections_routed"] >= events[-1]["connections"] - 1
+
+
+def test_the_second_negotiation_is_kept_only_when_it_joins_more(monkeypatch):
+    import time
+    from types import SimpleNamespace
+
+    from autorouter import pipeline
+    from autorouter.config import RouterConfig
+    joined = {0.4: 3, 1.0: 5}
+    runs = []
+
+    def negotiate(tasks, lattice, rules, engine, config, *rest):
+        runs.append(config.hist_fac)
+        route = SimpleNamespace(connections=[None] * joined[config.hist_fac])
+        return SimpleNamespace(routes={1: route}, tasks=[SimpleNamespace(pins=[None] * 7)])
+    monkeypatch.setattr(pipeline, "negotiate", negotiate)
+    monkeypatch.setattr(pipeline, "make_room", lambda *a: None)
+    monkeypatch.setattr(pipeline, "mark_conflicts", lambda *a: None)
+
+    def settle(config, started=0.0):
+        runs.clear()
+        out = pipeline.settle([], None, None, None, None, None, config, lambda e: None, lambda: "", started)
+        return runs[:], pipeline.joined(out)
+    assert settle(RouterConfig()) == ([0.4, 1.0], 5)
+    joined[1.0] = 3                                  # a tie keeps the first
+    assert settle(RouterConfig()) == ([0.4, 1.0], 3)
+    assert settle(RouterConfig(hist_fac_again=0)) == ([0.4], 3)
+    joined[0.4] = 6                                  # nothing missing: no second run
+    assert settle(RouterConfig()) == ([0.4], 6)
+    joined[0.4] = 3                                  # no time left for one as long as the first
+    assert settle(RouterConfig(time_limit=10), started=time.monotonic() - 10) == ([0.4], 3)
