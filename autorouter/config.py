@@ -28,6 +28,8 @@ class RouterConfig:
     roi_margin: float = 4.0
     # Growth of a net's ROI margin after each PathFinder iteration that leaves it in conflict (1: never grows).
     roi_growth: float = 1.5
+    # The most an ROI margin grows to, in mm (0: the whole board).
+    roi_margin_max: float = 0.0
     # Most nets searched together in one engine call; nets of one batch never share a region, so this only trades
     # memory for speed.
     batch_size: int = 16
@@ -79,6 +81,7 @@ class RouterConfig:
             "clearance_margin": (0 <= self.clearance_margin <= 0.5, "0 .. 0.5 mm"),
             "roi_margin": (0 <= self.roi_margin <= 1000, "0 .. 1000 mm"),
             "roi_growth": (1 <= self.roi_growth <= 10, "1 .. 10"),
+            "roi_margin_max": (0 <= self.roi_margin_max <= 1000, "0 .. 1000 mm"),
             "batch_size": (1 <= self.batch_size <= 4096, "1 .. 4096"),
             "via_cost": (0 < self.via_cost <= 1000, "> 0 and <= 1000"),
             "wrong_way_cost": (1 <= self.wrong_way_cost <= 100, "1 .. 100"),

@@ -284,3 +284,21 @@ def test_a_neck_that_finds_no_way_either_is_undone(tmp_path):
     assert [t.rules.track_width for t in outcome.tasks] == [0.8]
     assert len(asked) == 1
     assert [(len(r.connections), len(r.failed)) for r in outcome.routes.values()] == [(0, 1)]
+
+
+def test_roi_margins_grow_no_further_than_the_cap(tmp_path):
+    """A net in conflict searches a wider ROI each iteration, up to roi_margin_max where one is set: on a large
+    board a margin grown to the whole lattice makes every late search a whole-board one."""
+    from dataclasses import replace as with_
+    from conftest import channel_set_up
+    from autorouter.pathfinder import negotiate
+    from autorouter.pathfinder.nets import build_tasks
+    from autorouter.search.cpu import CpuEngine
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path, 4)
+    margins = {}
+    for cap in (0.0, 2.0):
+        c = with_(config, roi_margin=1.0, roi_margin_max=cap)
+        out = negotiate(build_tasks(board, rules, profiles, lattice, c), lattice, rules, CpuEngine(64), c)
+        assert out.converged
+        margins[cap] = max(out.context.roi_margin.values())
+    assert margins == {0.0: 2.25, 2.0: 2.0}

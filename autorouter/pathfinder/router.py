@@ -186,6 +186,8 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             break
         ctx.pres = min(ctx.pres * config.pres_fac_mult, config.pres_fac_max)
         reach = max(lattice.rows, lattice.cols) * lattice.pitch
+        if config.roi_margin_max:
+            reach = min(reach, max(config.roi_margin_max, config.roi_margin))
         for t in pending:           # a net that keeps meeting others may need a longer way round
             ctx.roi_margin[t.net] = min(ctx.margin(t.net) * config.roi_growth, reach)
     if not converged:
