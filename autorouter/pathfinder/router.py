@@ -150,10 +150,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             if back:
                 tasks = [back.get(t.net, t) for t in tasks]
                 mark_conflicts(tasks, lattice)
-                for net in back:
-                    occ.add(routes.pop(net), -1)
-                moving = set(back) | {t.net for t in pending}
-                pending = [t for t in tasks if t.net in moving]
+                pending = rip_up(set(back), tasks, routes, occ, pending)
                 kept_wide |= set(back)
                 best = Best()
         if iteration == 1:
@@ -168,10 +165,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             tasks, changed = neck(tasks, stuck)
             if iteration == 1:
                 trial = {net: (before[net], len(routes[net].failed)) for net in changed}
-            for net in changed:             # rip up: they come back narrower, as new tasks
-                occ.add(routes.pop(net), -1)
-            moving = changed | {t.net for t in pending}
-            pending = [t for t in tasks if t.net in moving]
+            pending = rip_up(changed, tasks, routes, occ, pending)     # they come back narrower, as new tasks
             if changed:
                 best = Best()           # routes from before the neck are not the tasks' any more
             if iteration > 1:           # the nets in conflict are necked once
@@ -201,6 +195,15 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             on_progress({"stage": "repair", "nets": len(dropped)})
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
     return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds, ctx, tasks)
+
+
+def rip_up(nets: set[int], tasks: list[NetTask], routes, occ, pending: list[NetTask]) -> list[NetTask]:
+    """Take the nets' routes out (their tasks have changed); returns the tasks that move next: theirs and those of
+    the nets in conflict."""
+    for net in nets:
+        occ.add(routes.pop(net), -1)
+    moving = nets | {t.net for t in pending}
+    return [t for t in tasks if t.net in moving]
 
 
 @dataclass
