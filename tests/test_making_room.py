@@ -57,6 +57,29 @@ def test_a_join_may_cross_its_own_nets_copper(tmp_path):
     route_corpus_board("c6_oresat_rw_power", tmp_path)
 
 
+@needs_corpus
+def test_a_net_that_steps_aside_keeps_the_joins_finishing_gave_it(tmp_path):
+    # GND pad J5.3 of a 0.5 mm connector, cut off from its fill, has its way in held by +5V, whose own pads the
+    # fill left apart too and finishing joined: +5V steps aside with those joins kept, not routed by its task alone
+    route_corpus_board("c6_oresat_rw_mcxn", tmp_path)
+
+
+def test_a_net_routed_again_keeps_its_late_joins(tmp_path):
+    from autorouter.pathfinder import build_tasks, negotiate
+    from autorouter.pathfinder.finishing import routed_again
+    from autorouter.search.cpu import CpuEngine
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path)
+    tasks = build_tasks(board, rules, profiles, lattice, config)
+    outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config)
+    t = tasks[0]
+    route = outcome.routes[t.net]
+    late = route.connections[-1]
+    late.late = True                    # as if finishing had joined it
+    again = routed_again(t, route, outcome.context)
+    assert len(again.connections) == t.connections + 1 and again.connections[-1] is late
+    assert np.array_equal(again.nodes(), np.union1d(again.nodes(), late.path))
+
+
 def test_a_negotiation_among_nets_that_gains_nothing_leaves_no_trace(tmp_path):
     from autorouter.pathfinder import build_tasks, negotiate
     from autorouter.pathfinder.finishing import negotiate_among

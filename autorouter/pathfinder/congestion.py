@@ -66,6 +66,7 @@ class Connection:
     parent: "Connection | None" = field(default=None, repr=False)   # the connection its path starts on, if any
     size: object = None                                # its track and via sizes (the task's NetClassRules)
     in_fill: list[int] = field(default_factory=list)   # path ends that join the net's zone fill (no pad stub)
+    late: bool = False      # joined after negotiation (finishing.join), not by its net's task: kept when it moves
     _vias: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def vias(self, lattice: Lattice) -> np.ndarray:

@@ -67,6 +67,7 @@ def join(t: NetTask, routes: dict[int, NetRoute], ctx: Context) -> int:
         # larger via reaches farther than a smaller neighbour's cover)
         if conn.parent is not None and all(c is not conn.parent for c in route.connections):
             continue
+        conn.late = True
         route.add(conn)
         ctx.occ.footprint(route, ctx.radii)
         if ctx.occ.conflicts_with_others(route):
@@ -227,7 +228,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
             if ctx.should_stop():
                 break
             occ.add(routes[t.net], -1)
-            routes[t.net] = route_batch([t], ctx)[0]
+            routes[t.net] = routed_again(t, routes[t.net], ctx)
             occ.footprint(routes[t.net], ctx.radii)
             occ.add(routes[t.net], +1)
         occ.add_history([routes[t.net] for t in moving], ctx.config.hist_fac)
@@ -252,6 +253,16 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
         occ.add(routes[t.net], +1)
     ctx.wall = 0
     return kept, where
+
+
+def routed_again(t: NetTask, route: NetRoute, ctx: Context) -> NetRoute:
+    """t's net routed again by its task, keeping the joins made after negotiation (join): they join pads, zone fills
+    cut apart, that the task does not, and the route would lose them."""
+    new = route_batch([t], ctx)[0]
+    for conn in route.connections:
+        if conn.late:
+            new.add(conn)
+    return new
 
 
 def blockers(route: NetRoute, routes: dict[int, NetRoute], occ: Occupancy, net: int) -> list[int]:
