@@ -28,8 +28,9 @@ class RouterConfig:
     roi_margin: float = 4.0
     # Growth of a net's ROI margin after each PathFinder iteration that leaves it in conflict (1: never grows).
     roi_growth: float = 1.5
-    # The most an ROI margin grows to, in mm (0: the whole board).
-    roi_margin_max: float = 0.0
+    # The most an ROI margin grows to, in mm (0: the whole board). Wider searches cost time that the boards bound by
+    # time want for iterations (benchmarks/CORPUS.md, 2026-11-26).
+    roi_margin_max: float = 16.0
     # Most nets searched together in one engine call; nets of one batch never share a region, so this only trades
     # memory for speed.
     batch_size: int = 16

@@ -247,12 +247,16 @@ SAME_WAY = math.radians(30)       # a stub closer than this to a connected spoke
 
 
 RELIEF_REACH = 1.5     # mm around the end of a relief's spoke where the fill it reached before routing is kept free
+# mm beyond the clearance around other nets' pads left out of a relief's room for their own ways in. A wider ring
+# lets such a pad's track cut the fill within it unasked: the sense pad inside c4_luna_rev0's U-shaped R1.4 did
+PAD_WAY = 0.375
 
 
 def relief_room(board: Board, relief: Relief, fills_before: list[Piece]):
     """Where other nets' copper should leave room for a relieved pad's fill to reach it again, once routing left
     it short and no stub could feed it: its spokes, and the fill each reached before routing within RELIEF_REACH
-    of its end, grown by the zone's clearance, less the surroundings of other nets' pads (their own ways in)."""
+    of its end, grown by the zone's clearance, less the surroundings of other nets' pads (their own ways in,
+    PAD_WAY beyond the clearance)."""
     pad, zone = board.pads[relief.pad], board.zones[relief.zone]
     before = [p.shape for p in fills_before if p.zone == relief.zone and p.layer == relief.layer]
     parts = []
@@ -264,7 +268,7 @@ def relief_room(board: Board, relief: Relief, fills_before: list[Piece]):
     near = [p.outline for p in board.pads if p.net != pad.net and relief.layer in p.layers
             and p.outline.distance(room) < zone.clearance + RELIEF_REACH]
     if near:
-        room = room.difference(shapely.union_all(near).buffer(zone.clearance + RELIEF_REACH / 2))
+        room = room.difference(shapely.union_all(near).buffer(zone.clearance + PAD_WAY))
     return room
 
 
