@@ -324,6 +324,10 @@ class Growing:
     task: NetTask
     route: NetRoute
     joined: list[int]
+    # the joined pins' sources (tree_sources), kept from one search to the next: a net of many pins would build
+    # them again for every connection
+    pin_sources: tuple = (np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 2), np.int64))
+    pins_in_sources: int = 0
 
 
 def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
@@ -364,15 +368,20 @@ def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Sources of the next connection: the tree's nodes (stub length 0, no stub), then the joined pins' portals
     with their stub lengths and the nodes in their zone fills (no stub); which pin and portal each source is
     ((-1, -1) for tree nodes, (pin, -1) in a fill); and how many of the sources are tree nodes."""
+    if g.pins_in_sources < len(g.joined):
+        nodes, length, refs = ([a] for a in g.pin_sources)
+        for i in g.joined[g.pins_in_sources:]:
+            pin = g.task.pins[i]
+            nodes += [pin.portals.nodes, pin.fill]
+            length += [pin.portals.length, np.zeros(pin.fill.size)]
+            refs += [np.stack([np.full(pin.portals.nodes.size, i), np.arange(pin.portals.nodes.size)], 1),
+                     np.stack([np.full(pin.fill.size, i), np.full(pin.fill.size, -1)], 1)]
+        g.pin_sources = np.concatenate(nodes), np.concatenate(length), np.concatenate(refs)
+        g.pins_in_sources = len(g.joined)
     tree = g.route.nodes()
-    nodes, length, refs = [tree], [np.zeros(tree.size)], [np.full((tree.size, 2), -1)]
-    for i in g.joined:
-        pin = g.task.pins[i]
-        nodes += [pin.portals.nodes, pin.fill]
-        length += [pin.portals.length, np.zeros(pin.fill.size)]
-        refs += [np.stack([np.full(pin.portals.nodes.size, i), np.arange(pin.portals.nodes.size)], 1),
-                 np.stack([np.full(pin.fill.size, i), np.full(pin.fill.size, -1)], 1)]
-    return np.concatenate(nodes), np.concatenate(length), np.concatenate(refs), tree.size
+    nodes, length, refs = g.pin_sources
+    return (np.concatenate([tree, nodes]), np.concatenate([np.zeros(tree.size), length]),
+            np.concatenate([np.full((tree.size, 2), -1), refs]), tree.size)
 
 
 def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[Growing]:
