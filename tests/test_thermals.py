@@ -12,6 +12,7 @@ from autorouter.board.rules import load_rules
 from autorouter.check import check
 from autorouter.config import RouterConfig
 from autorouter.zones import feed_starved, predict, relief_fill, relief_room, reliefs, starved_keys, stitch_islands
+from autorouter.zones.thermals import PAD_WAY
 from conftest import JUDGE, judge, kicad_available
 
 # Short S1 tracks across three of the four spokes of J1.1 (a 1.7 mm square GND pad at (6, 4) in a GND zone): only
@@ -71,6 +72,9 @@ def test_a_starved_relief_asks_for_room_where_its_spokes_reached_the_fill(tmp_pa
     room = relief_room(board, relief, predict(board, rules))
     assert [room.intersects(t.body()) for t in CUTS] == [True, True, False]
     assert not any(room.intersects(p.outline) for p in board.pads if p.net != board.pads[relief.pad].net)
+    # it keeps a ring around J1.2 for S1's way in, and no more: a track of S1 outside the ring is asked to move
+    j12 = next(p for p in board.pads if p.name == "J1.2")
+    assert room.distance(j12.outline) == pytest.approx(board.zones[relief.zone].clearance + PAD_WAY, abs=0.01)
     assert room.contains(shapely.Point(6, 4 - 1.5))              # the fill above J1.1 that its one spoke reaches
 
 
