@@ -211,9 +211,20 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
             seen = {key: seen[key]}
         return (tracks, vias) + seen[key]
 
+    def apart_in(groups) -> set[str]:
+        return {board.net_name(net) for net, g in groups.items() if len(g) > 1 and net in scope}
+
+    def rejoin(names: set[str]) -> None:
+        """Search again, with every other net as a wall, the joins these nets lost stepping aside for a way."""
+        tracks, vias, pieces, _ = copper_now()
+        extra = build_tasks(board, rules, profiles, lattice, config, names, tracks=tracks, vias=vias, pieces=pieces,
+                            smallest=round_ > 0)
+        reconnect(extra, outcome)
+        tasks.extend(extra)
+
     for round_ in range(FINISH_ROUNDS + 1):
         tracks, vias, pieces, groups = copper_now(forget_others=True)
-        apart = {board.net_name(net) for net, g in groups.items() if len(g) > 1 and net in scope}
+        apart = apart_in(groups)
         missing = missing_joins(groups, scope)
         fewest, stalled = (missing, 0) if fewest is None or missing < fewest else (fewest, stalled + 1)
         stopping = outcome.context.should_stop()
@@ -230,7 +241,8 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         failed = reconnect(extra, outcome)
         tasks += extra
         if failed:
-            make_ways(failed, outcome, lambda: missing_joins(copper_now()[3], scope), tried)
+            make_ways(failed, outcome, lambda: missing_joins(copper_now()[3], scope), tried,
+                      lambda: apart_in(copper_now()[3]), rejoin)
 
 
 def feed_reliefs(board, rules, config, scope, starved_before, joined: Joined) -> Joined:
@@ -269,11 +281,13 @@ def with_copper(board, rules, joined: Joined, tracks, vias) -> Joined:
                            relief_fills=relief_fill(board, rules, tracks, vias))
 
 
-def make_ways(failed: list, outcome, now_missing, tried: set) -> None:
+def make_ways(failed: list, outcome, now_missing, tried: set, apart_now, rejoin) -> None:
     """Each task that found no legal way makes one through the few nets in its way (finishing.make_way): all its
     joins at once, else one at a time. A way is kept only when the board, zone fills included (now_missing()), then
-    misses no more joins: the nets that step aside can cut a plane's fill elsewhere, which make_way does not see.
-    tried: the joins already tried (net, sizes and pads), each tried once: a way costs a local negotiation."""
+    misses no more joins: the nets that step aside can cut a plane's fill elsewhere, which make_way does not see,
+    and give up late joins that the new way crosses: the nets left apart so (apart_now(), names) are joined again
+    (rejoin(names)) before the way is judged. tried: the joins already tried (net, sizes and pads), each tried once:
+    a way costs a local negotiation."""
     fewest = None
 
     def made(task) -> bool:
@@ -287,9 +301,14 @@ def make_ways(failed: list, outcome, now_missing, tried: set) -> None:
         fewest = now_missing() if fewest is None else fewest
         before = Best()
         before.offer(outcome.routes)
+        apart = apart_now()
         if not make_way(task, outcome):
             return False
         missing = now_missing()
+        left_apart = apart_now() - apart
+        if missing > fewest and left_apart:
+            rejoin(left_apart)
+            missing = now_missing()
         if missing <= fewest:
             fewest = missing
             return True

@@ -40,13 +40,18 @@ def free_steps(lat, free):
 
 
 def corpus_board(name: str, folder: Path) -> Path:
-    """A board of ../shared/corpus unpacked into folder with its project, tracks and vias stripped, zones kept: what
-    the corpus benchmark routes."""
+    """A board of ../shared/corpus (or of ../shared/boards) unpacked into folder with its project, tracks and vias
+    stripped, zones kept: what the corpus benchmark routes."""
     src = CORPUS / f"{name}.kicad_pcb.gz"
     original = folder / f"{name}.original.kicad_pcb"
-    with gzip.open(src, "rb") as f:
-        original.write_bytes(f.read())
-    judge().copy_project(str(src)[:-len(".gz")], str(original))
+    if src.exists():
+        with gzip.open(src, "rb") as f:
+            original.write_bytes(f.read())
+        judge().copy_project(str(src)[:-len(".gz")], str(original))
+    else:
+        src = BOARDS / f"{name}.kicad_pcb"
+        original.write_bytes(src.read_bytes())
+        judge().copy_project(str(src), str(original))
     stripped = folder / f"{name}.kicad_pcb"
     judge().strip(str(original), str(stripped), keep_zones=True)
     return stripped

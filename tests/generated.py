@@ -200,6 +200,16 @@ def spoke_web() -> TestBoard:
     return b
 
 
+def pad_past_zone() -> TestBoard:
+    """Two 1 mm GND pads (thermal reliefs) on F.Cu: J1.1 inside its zone, J2.1 0.05 mm beyond the zone's right edge,
+    where the relief's spokes would reach the fill but KiCad clips the fill, spokes included, to the outline."""
+    b = TestBoard("past", 2, 20, 16)
+    b.footprint("J1", "Pad", 6, 8, [b.smd_pad("J1", 1, 0, 0, 1.0, 1.0, "GND")], True)
+    b.footprint("J2", "Pad", 14, 8, [b.smd_pad("J2", 1, 0, 0, 1.0, 1.0, "GND")], True)
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (13.45, 0.5), (13.45, 15.5), (0.5, 15.5)])
+    return b
+
+
 def zone_neck() -> TestBoard:
     """Two GND pads joined only by a neck of their zone's fill, along the board edge past a zone of higher priority
     (net S1, clearance 0.5): 0.35 mm wide at the GND zone's own clearance (0.3), 0.15 mm at S1's, so KiCad's fill,

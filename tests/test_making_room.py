@@ -3,10 +3,11 @@ themselves, every other net frozen as a wall; the outcome is kept only when it i
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 
-from conftest import channel_set_up, corpus_board, judge, kicad_available, needs_corpus
+from conftest import channel_set_up, corpus_board, judge, kicad_available, needs_corpus, needs_shared
 
 
 def route_corpus_board(name, tmp_path, clean=True, known=None):
@@ -59,6 +60,20 @@ def test_a_join_may_cross_its_own_nets_copper(tmp_path):
 
 
 @needs_corpus
+@needs_shared
+def test_a_way_made_through_a_late_join_joins_that_again(tmp_path):
+    # CC1's pad R35.2 is walled in by a join that finishing gave GND (three capacitors cut off from the ground
+    # fill): GND steps aside, giving that join up, and it is joined again along another way; and pad R60.1 of
+    # /PACK-, 0.05 mm outside its zone's outline, gets a track (KiCad clips the fill and its spokes to the outline)
+    src = corpus_board("k9_libresolar_bms_c1", tmp_path)
+    out = tmp_path / "routed.kicad_pcb"
+    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
+                           "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+    info = json.loads(proc.stdout)
+    assert "Net-(J3-CC1)" not in info["failed"] and "/PACK-" not in info["failed"], info["failed"]
+
+
+@needs_corpus
 def test_a_net_that_steps_aside_keeps_the_joins_finishing_gave_it(tmp_path):
     # GND pad J5.3 of a 0.5 mm connector, cut off from its fill, has its way in held by +5V, whose own pads the
     # fill left apart too and finishing joined: +5V steps aside with those joins kept, not routed by its task alone
@@ -79,6 +94,32 @@ def test_a_net_routed_again_keeps_its_late_joins(tmp_path):
     again = routed_again(t, route, outcome.context)
     assert len(again.connections) == t.connections + 1 and again.connections[-1] is late
     assert np.array_equal(again.nodes(), np.union1d(again.nodes(), late.path))
+
+
+def test_a_net_making_way_gives_up_the_late_joins_that_cross_a_wall(tmp_path):
+    # make_way: a late join that the way just made crosses (a wall now) is given up, with the joins that start on
+    # it, so that its net can step aside; finishing joins it again before the way is judged
+    from autorouter.pathfinder import build_tasks, negotiate
+    from autorouter.pathfinder.finishing import FROZEN, routed_again
+    from autorouter.search.cpu import CpuEngine
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path)
+    tasks = build_tasks(board, rules, profiles, lattice, config)
+    outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config)
+    t, ctx = tasks[0], outcome.context
+    route = outcome.routes[t.net]
+    late = route.connections[-1]
+    late.late = True
+    child = replace(late, parent=late)              # a late join that starts on it
+    route.add(child)
+    ctx.occ.add(route, -1)
+    ctx.wall = FROZEN
+    ctx.occ.track[late.path[len(late.path) // 2]] += FROZEN     # the way made crosses the join
+    kept = routed_again(t, route, ctx)
+    given_up = routed_again(t, route, ctx, yield_late=True)
+    ctx.occ.track[late.path[len(late.path) // 2]] -= FROZEN
+    ctx.wall = 0
+    assert kept.connections[-2:] == [late, child]
+    assert all(c is not late and c is not child for c in given_up.connections)
 
 
 def test_a_negotiation_among_nets_that_gains_nothing_leaves_no_trace(tmp_path):

@@ -88,6 +88,18 @@ def test_a_square_oval_pad_has_spokes_at_90_degrees_as_kicad_gives_it(tmp_path):
     assert ends and all(abs(e.x - pad.x) < 1e-6 or abs(e.y - pad.y) < 1e-6 for e in ends)
 
 
+def test_a_pad_just_outside_its_zones_outline_gets_no_spokes(tmp_path):
+    """KiCad clips a zone's fill, thermal spokes included, to its outline: a relieved pad 0.05 mm beyond it is not
+    joined, though its spoke would end in the fill, and is left for routing to join."""
+    path = g.write(g.pad_past_zone(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    pieces = [sorted(board.pads[i].name for i in piece.pads) for piece in predict(board, rules)]
+    assert pieces == [["J1.1"]]
+    if kicad_available() and JUDGE.is_dir():
+        assert judge().drc(str(path), refill=True)["unconnected"] == 1
+
+
 def test_a_neck_of_fill_past_a_zone_of_higher_priority_keeps_that_zones_clearance(tmp_path):
     """KiCad knocks a zone out of another net's zone of higher priority by the larger of their two clearances: the
     neck that joins the two GND pads is then too thin to fill, and they are left for routing to join."""

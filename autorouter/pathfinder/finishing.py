@@ -82,8 +82,9 @@ def join(t: NetTask, routes: dict[int, NetRoute], ctx: Context) -> int:
 
 def make_way(t: NetTask, outcome: Negotiation) -> bool:
     """Join t's connections through the few nets in their way (those its search crosses when other nets are prices,
-    not walls), then negotiate those nets again among themselves, everything else frozen; undone unless the board
-    ends with more connections. Returns whether it was kept."""
+    not walls), then negotiate those nets again among themselves, everything else frozen (giving up the late joins
+    of theirs that the new joins cross, for the caller to search again); undone unless the board ends with more
+    connections. Returns whether it was kept."""
     routes, ctx = outcome.routes, outcome.context
     occ = ctx.occ
     own = routes[t.net]
@@ -98,7 +99,8 @@ def make_way(t: NetTask, outcome: Negotiation) -> bool:
     added = join(t, routes, ctx)
     for n in in_way:
         occ.add(routes[n], +1)
-    kept = bool(added) and negotiate_among([by_net[n] for n in in_way], routes, occ, ctx, credit=added)[0]
+    kept = bool(added) and negotiate_among([by_net[n] for n in in_way], routes, occ, ctx, credit=added,
+                                            yield_late=True)[0]
     if added and not kept:
         occ.add(own, -1)
         occ.footprint(saved, ctx.radii)
@@ -206,13 +208,15 @@ def nearest_nets(nodes: np.ndarray, routes: dict[int, NetRoute], lat) -> list[in
     return sorted(gap, key=gap.get)
 
 
-def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, ctx: Context, credit: int = 0
-                    ) -> tuple[bool, np.ndarray]:
+def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, ctx: Context, credit: int = 0,
+                    yield_late: bool = False) -> tuple[bool, np.ndarray]:
     """PathFinder among the moving nets alone, every other net's cover a wall; kept when the result is legal and
     joins more than they joined before, less credit (what was joined to make them move). Returns whether it was
     kept, and where it still conflicted (flat nodes). The frozen covers are told from the moving ones by weight:
     occupancy counts them FROZEN times, so a node at FROZEN or more is a wall and one below is a price. Its history
-    priced a local problem: the board's is kept as it was."""
+    priced a local problem: the board's is kept as it was.
+    yield_late: a late join (finishing's) that now crosses a wall is given up and not counted against the move; the
+    caller (make_way's) searches it again and judges the board's joins itself."""
     before = {t.net: routes[t.net] for t in moving}
     history = occ.hist_track.copy(), occ.hist_via.copy()
     for r in before.values():
@@ -228,7 +232,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
             if ctx.should_stop():
                 break
             occ.add(routes[t.net], -1)
-            routes[t.net] = routed_again(t, routes[t.net], ctx)
+            routes[t.net] = routed_again(t, routes[t.net], ctx, yield_late)
             occ.footprint(routes[t.net], ctx.radii)
             occ.add(routes[t.net], +1)
         occ.add_history([routes[t.net] for t in moving], ctx.config.hist_fac)
@@ -243,7 +247,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
     occ.track //= FROZEN
     occ.via //= FROZEN
     legal = not pending and not any(occ.conflicts_with_others(routes[t.net]) for t in moving)
-    joined = sum(len(routes[t.net].connections) - len(before[t.net].connections) for t in moving)
+    joined = sum(joins(routes[t.net], yield_late) - joins(before[t.net], yield_late) for t in moving)
     kept = legal and joined + credit > 0
     if not kept:
         routes.update(before)
@@ -255,14 +259,24 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
     return kept, where
 
 
-def routed_again(t: NetTask, route: NetRoute, ctx: Context) -> NetRoute:
+def routed_again(t: NetTask, route: NetRoute, ctx: Context, yield_late: bool = False) -> NetRoute:
     """t's net routed again by its task, keeping the joins made after negotiation (join): they join pads, zone fills
-    cut apart, that the task does not, and the route would lose them."""
+    cut apart, that the task does not, and the route would lose them. yield_late: but not those that cross a wall
+    (a node or via site the occupancy holds at ctx.wall or more), nor the joins that start on one given up."""
     new = route_batch([t], ctx)[0]
-    for conn in route.connections:
-        if conn.late:
+    occ, given_up = ctx.occ, []
+    for conn in (c for c in route.connections if c.late):
+        if yield_late and (any(conn.parent is c for c in given_up) or (occ.track[conn.path] >= ctx.wall).any()
+                           or (occ.via[conn.vias(occ.lattice)] >= ctx.wall).any()):
+            given_up.append(conn)
+        else:
             new.add(conn)
     return new
+
+
+def joins(route: NetRoute, late_free: bool) -> int:
+    """The connections a route counts: late joins aside when they are free to go."""
+    return sum(1 for c in route.connections if not (late_free and c.late))
 
 
 def blockers(route: NetRoute, routes: dict[int, NetRoute], occ: Occupancy, net: int) -> list[int]:

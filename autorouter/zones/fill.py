@@ -176,7 +176,9 @@ def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) 
                 pad = board.pads[i]
                 gap = relief_gap(pad, zone)
                 rings.append(grow(copper.geoms[h], gap + margin))
-                relieved.append((i, spokes(pad, zone)))
+                # KiCad clips the fill, spokes included, to the zone's outline: a pad wholly outside it gets none
+                if copper.geoms[h].intersects(area):
+                    relieved.append((i, spokes(pad, zone)))
             elif mode == "none":
                 others.append(h)
             continue
