@@ -214,6 +214,11 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
     def apart_in(groups) -> set[str]:
         return {board.net_name(net) for net, g in groups.items() if len(g) > 1 and net in scope}
 
+    def now() -> tuple[int, set[str]]:
+        """The joins missing and the nets apart, as the routes stand."""
+        groups = copper_now()[3]
+        return missing_joins(groups, scope), apart_in(groups)
+
     def rejoin(names: set[str]) -> None:
         """Search again, with every other net as a wall, the joins these nets lost stepping aside for a way."""
         tracks, vias, pieces, _ = copper_now()
@@ -241,8 +246,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         failed = reconnect(extra, outcome)
         tasks += extra
         if failed:
-            make_ways(failed, outcome, lambda: missing_joins(copper_now()[3], scope), tried,
-                      lambda: apart_in(copper_now()[3]), rejoin)
+            make_ways(failed, outcome, now, tried, rejoin)
 
 
 def feed_reliefs(board, rules, config, scope, starved_before, joined: Joined) -> Joined:
@@ -281,36 +285,35 @@ def with_copper(board, rules, joined: Joined, tracks, vias) -> Joined:
                            relief_fills=relief_fill(board, rules, tracks, vias))
 
 
-def make_ways(failed: list, outcome, now_missing, tried: set, apart_now, rejoin) -> None:
+def make_ways(failed: list, outcome, now, tried: set, rejoin) -> None:
     """Each task that found no legal way makes one through the few nets in its way (finishing.make_way): all its
-    joins at once, else one at a time. A way is kept only when the board, zone fills included (now_missing()), then
-    misses no more joins: the nets that step aside can cut a plane's fill elsewhere, which make_way does not see,
-    and give up late joins that the new way crosses: the nets left apart so (apart_now(), names) are joined again
-    (rejoin(names)) before the way is judged. tried: the joins already tried (net, sizes and pads), each tried once:
-    a way costs a local negotiation."""
-    fewest = None
+    joins at once, else one at a time. A way is kept only when the board, zone fills included, then misses no more
+    joins (now(): the joins missing and the nets apart): the nets that step aside can cut a plane's fill elsewhere,
+    which make_way does not see, and give up late joins that the new way crosses: the nets left apart so are joined
+    again (rejoin(names)) before the way is judged. tried: the joins already tried (net, sizes and pads), each tried
+    once: a way costs a local negotiation."""
+    fewest, apart = None, set()
 
     def made(task) -> bool:
-        nonlocal fewest
+        nonlocal fewest, apart
         key = (task.net, task.rules, tuple(tuple(pad.name for pad in pin.pads) for pin in task.pins))
         if outcome.context.should_stop():
             return True
         if key in tried:
             return False
         tried.add(key)
-        fewest = now_missing() if fewest is None else fewest
+        if fewest is None:
+            fewest, apart = now()
         before = Best()
         before.offer(outcome.routes)
-        apart = apart_now()
-        if not make_way(task, outcome):
+        if not make_way(task, outcome):          # undone: the board is as it was
             return False
-        missing = now_missing()
-        left_apart = apart_now() - apart
-        if missing > fewest and left_apart:
-            rejoin(left_apart)
-            missing = now_missing()
+        missing, apart_after = now()
+        if missing > fewest and apart_after - apart:
+            rejoin(apart_after - apart)
+            missing, apart_after = now()
         if missing <= fewest:
-            fewest = missing
+            fewest, apart = missing, apart_after
             return True
         before.restore(outcome.routes, outcome.context.occ)
         return False
