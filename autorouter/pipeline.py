@@ -219,13 +219,15 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         groups = copper_now()[3]
         return missing_joins(groups, scope), apart_in(groups)
 
-    def rejoin(names: set[str]) -> None:
-        """Search again, with every other net as a wall, the joins these nets lost stepping aside for a way."""
+    def rejoin(names: set[str]) -> list:
+        """Search the joins these nets miss, with every other net as a wall (the round's joins, and those a net lost
+        stepping aside for a way); returns the tasks of which nothing could be joined."""
         tracks, vias, pieces, _ = copper_now()
         extra = build_tasks(board, rules, profiles, lattice, config, names, tracks=tracks, vias=vias, pieces=pieces,
                             smallest=round_ > 0)
-        reconnect(extra, outcome)
+        failed = reconnect(extra, outcome)
         tasks.extend(extra)
+        return failed
 
     for round_ in range(FINISH_ROUNDS + 1):
         tracks, vias, pieces, groups = copper_now(forget_others=True)
@@ -241,10 +243,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
             report({"stage": "thermal reliefs"})
             return feed_reliefs(board, rules, config, scope, starved_before, Joined(tasks, tracks, vias, list(pieces),
                                                                                    groups, relief))
-        extra = build_tasks(board, rules, profiles, lattice, config, apart, tracks=tracks, vias=vias, pieces=pieces,
-                            smallest=round_ > 0)
-        failed = reconnect(extra, outcome)
-        tasks += extra
+        failed = rejoin(apart)
         if failed:
             make_ways(failed, outcome, now, tried, rejoin)
 
