@@ -5,6 +5,7 @@ read (done by the caller) -> lattice and obstacles -> pins, portals and MST orde
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -55,19 +56,25 @@ class RouteResult:
                                                        # without the new copper
     fills: list = field(default_factory=list)          # and with it (zones.predict), for the check to take over
     relief_fills: list | None = None                   # relief_fill with the new copper, where finishing made it
+    apart: dict[int, list[str]] = field(default_factory=dict)   # net -> apart_pads at the end
 
     def failed_nets(self) -> dict[str, str]:
-        """Net name -> reason, for every net with a connection left unrouted."""
+        """Net name -> reason, for every net with a connection left unrouted: the newest reason routing gave that
+        names a pad still apart (a net's early failures may have been joined since, by finishing or a fill)."""
         names = {t.net: t.name for t in self.tasks}
         out = {}
         for net in self.missing:
             route = self.routes.get(net)
-            if route is not None and route.failed:
-                reason = route.failed[0]
+            apart = self.apart.get(net, [])
+            named = [why for why in reversed(route.failed if route is not None else [])
+                     if set(re.split(r"[\s/]", why)) & set(apart)]
+            if named:
+                reason = named[0]
             elif self.cut_short:
                 reason = f"{self.cut_short}: stopped before reaching it"
             else:
-                reason = "not routed" if route is None else "the zone fill leaves it apart"
+                shown = ", ".join(apart[:4]) + (" ..." if len(apart) > 4 else "")
+                reason = f"{'pad' if len(apart) == 1 else 'pads'} {shown} left apart from the rest of the net"
             out[names.get(net, str(net))] = reason
         return out
 
@@ -78,6 +85,13 @@ class RouteResult:
     @property
     def routed_nets(self) -> int:
         return self.nets_to_route - len(self.missing)
+
+
+def apart_pads(board: Board, groups: list[list[int]]) -> list[str]:
+    """The names of a net's pads outside its largest group of joined pads; all of them where no group is largest."""
+    sizes = sorted(len(g) for g in groups)
+    rest = [g for g in groups if len(g) < sizes[-1] or sizes[-1] == sizes[-2]]
+    return [board.pads[i].name for g in rest for i in g]
 
 
 def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
@@ -429,7 +443,8 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     result = RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
                          engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds,
                          needed + cut_apart, missing, outcome.context.rois / max(outcome.context.launches, 1),
-                         nets_to_route, should_stop(), list(ready.relief_fills), fills, relief_fills)
+                         nets_to_route, should_stop(), list(ready.relief_fills), fills, relief_fills,
+                         {net: apart_pads(board, groups[net]) for net in missing})
     report({"stage": "done", "nets": result.routed_nets, "nets_total": nets_to_route,
             "connections": result.routed_connections, "connections_total": result.connections})
     return result

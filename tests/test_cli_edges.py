@@ -256,3 +256,17 @@ def test_a_clone_without_shared_skips_what_needs_it(tmp_path):
                           cwd=clone, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and "failed" not in proc.stdout, proc.stdout[-3000:]
     assert "../shared/judge (KiCad's verdict) is not present" in proc.stdout
+
+
+def test_a_failed_nets_reason_names_a_pad_still_apart():
+    # a net's first failure was joined later (by finishing, say): the report names the pads still apart instead
+    from types import SimpleNamespace
+    from autorouter.pathfinder import NetRoute
+    from autorouter.pipeline import RouteResult
+    routes = {1: NetRoute(failed=["no path to pad J3.A1/J3.B12", "no path to pad R27.1"]), 2: NetRoute(failed=[
+        "no path to pad U1.12"])}
+    result = RouteResult(None, [SimpleNamespace(net=1, name="GND"), SimpleNamespace(net=2, name="SDA")], routes,
+                         [], [], 1, False, "cpu", missing={1: 1, 2: 1},
+                         apart={1: ["R27.1", "R35.1"], 2: ["U1.1", "U1.2"]})
+    assert result.failed_nets() == {"GND": "no path to pad R27.1",
+                                    "SDA": "pads U1.1, U1.2 left apart from the rest of the net"}
