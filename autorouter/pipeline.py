@@ -251,7 +251,9 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         stopping = outcome.context.should_stop()
         report({"stage": "joining", "round": round_ + 1, "missing": missing})
         if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
-            relief = relief_fill(board, rules, tracks, vias) if pieces and not stopping else None
+            # the reliefs are fed even when time is up: they search nothing, and a relief left starved is a DRC
+            # error, which the time after routing (cli.ROUTING_SHARE) is kept for as much as the check is
+            relief = relief_fill(board, rules, tracks, vias) if pieces else None
             if relief is None:
                 return Joined(tasks, tracks, vias, list(pieces), groups, None)
             report({"stage": "thermal reliefs"})

@@ -13,7 +13,7 @@ from autorouter.check import check
 from autorouter.config import RouterConfig
 from autorouter.zones import feed_starved, predict, relief_fill, relief_room, reliefs, starved_keys, stitch_islands
 from autorouter.zones.thermals import PAD_WAY
-from conftest import JUDGE, judge, kicad_available
+from conftest import JUDGE, corpus_board, judge, kicad_available, needs_corpus
 
 # Short S1 tracks across three of the four spokes of J1.1 (a 1.7 mm square GND pad at (6, 4) in a GND zone): only
 # the spoke upwards still reaches the fill. The diagonals are free.
@@ -236,3 +236,20 @@ def test_a_stitching_via_joins_an_island_that_a_spoke_reaches(tmp_path):
                                    f'(layers "F.Cu" "B.Cu") (net {v.net}))\n)\n')
         verdict = judge().drc(str(out), refill=True)["violations_by_type"]
         assert "starved_thermal" not in verdict and "clearance" not in verdict and "hole_clearance" not in verdict
+
+
+@needs_corpus
+def test_reliefs_are_fed_when_time_runs_out_before_finishing(tmp_path):
+    # time is up as finishing begins (a board bound by time): no more joins are searched, but the reliefs the new
+    # copper starved still get their stubs, which search nothing; on c2_tildagon_top that leaves one starved of two
+    from autorouter.config import load_config
+    from autorouter.pipeline import route
+    board = load_board(corpus_board("c2_tildagon_top", tmp_path))
+    config = load_config(None, backend="cpu")
+    rules = load_rules(board, config)
+    stages = []
+    result = route(board, rules, config, on_progress=lambda event: stages.append(event["stage"]),
+                   should_stop=lambda: "time limit" if "joining" in stages else "")
+    assert "thermal reliefs" in stages[stages.index("joining"):]
+    found = check(board, rules, result.tracks, result.vias, only_new=True, relief_fills=result.relief_fills)
+    assert [v.kind for v in found.violations] == ["starved_thermal"]
