@@ -251,28 +251,30 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         stopping = outcome.context.should_stop()
         report({"stage": "joining", "round": round_ + 1, "missing": missing})
         if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
-            # the reliefs are fed even when time is up: they search nothing, and a relief left starved is a DRC
-            # error, which the time after routing (cli.ROUTING_SHARE) is kept for as much as the check is
+            # the reliefs are fed even when time is up (a starved relief is a DRC error): with stubs, which cost
+            # little, though not with stitching vias, which cut every plane they pass (75 s on teres_a64)
             relief = relief_fill(board, rules, tracks, vias) if pieces else None
             if relief is None:
                 return Joined(tasks, tracks, vias, list(pieces), groups, None)
             report({"stage": "thermal reliefs"})
             return feed_reliefs(board, rules, config, scope, starved_before, Joined(tasks, tracks, vias, list(pieces),
-                                                                                   groups, relief))
+                                                                                   groups, relief), not stopping)
         failed = rejoin(apart)
         if failed:
             make_ways(failed, outcome, now, tried, rejoin)
 
 
-def feed_reliefs(board, rules, config, scope, starved_before, joined: Joined) -> Joined:
+def feed_reliefs(board, rules, config, scope, starved_before, joined: Joined, stitch: bool = True) -> Joined:
     """The thermal reliefs the new copper starved, fed: stubs of their nets into the fill (zones.feed_starved), then
-    stitching vias into the islands their spokes reach (zones.stitch_islands) and stubs to them, kept only where
-    the board then misses no more joins and has fewer reliefs starved (a via of one net cuts the fills of other
-    zones on the layers it passes)."""
+    (if stitch) stitching vias into the islands their spokes reach (zones.stitch_islands) and stubs to them, kept
+    only where the board then misses no more joins and has fewer reliefs starved (a via of one net cuts the fills
+    of other zones on the layers it passes)."""
     margin = config.clearance_margin
     stubs = feed_starved(board, rules, joined.relief_fills, joined.tracks, joined.vias, margin, starved_before)
     if stubs:
         joined = with_copper(board, rules, joined, joined.tracks + stubs, joined.vias)
+    if not stitch:
+        return joined
     stitches = stitch_islands(board, rules, joined.relief_fills, joined.tracks, joined.vias, margin, starved_before)
     if not stitches:
         return joined
@@ -294,10 +296,12 @@ def starved_count(board, rules, joined: Joined, starved_before) -> int:
 
 
 def with_copper(board, rules, joined: Joined, tracks, vias) -> Joined:
-    """joined with these tracks and vias, its fills and pad groups predicted again."""
-    pieces = predict_fill(board, rules, tracks, vias)
+    """joined with these tracks and vias, its fills and pad groups predicted again: the fills that the items added
+    or taken away reach, the others as they were."""
+    changed = list(set(tracks) ^ set(joined.tracks)) + list(set(vias) ^ set(joined.vias))
+    pieces = predict_fill(board, rules, tracks, vias, since=(joined.fills, changed))
     return joined._replace(tracks=tracks, vias=vias, fills=list(pieces), groups=pad_groups(board, tracks, vias, pieces),
-                           relief_fills=relief_fill(board, rules, tracks, vias))
+                           relief_fills=relief_fill(board, rules, tracks, vias, since=(joined.relief_fills, changed)))
 
 
 def make_ways(failed: list, outcome, now, tried: set, rejoin) -> None:

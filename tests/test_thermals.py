@@ -253,3 +253,17 @@ def test_reliefs_are_fed_when_time_runs_out_before_finishing(tmp_path):
     assert "thermal reliefs" in stages[stages.index("joining"):]
     found = check(board, rules, result.tracks, result.vias, only_new=True, relief_fills=result.relief_fills)
     assert [v.kind for v in found.violations] == ["starved_thermal"]
+
+
+def test_a_fill_predicted_again_after_a_few_items_fills_only_the_zones_they_reach(tmp_path):
+    # the fills with the cuts added, from the fills without them: as predicted afresh; with nothing changed, no
+    # zone is filled again
+    path, board, rules = thermal_board(tmp_path)
+    without = predict(board, rules)
+    again = predict(board, rules, CUTS, since=(without, CUTS))
+    afresh = predict(board, rules, CUTS)
+    assert [(p.zone, p.layer, p.pads) for p in again] == [(p.zone, p.layer, p.pads) for p in afresh]
+    assert all(p.shape.symmetric_difference(q.shape).area < 1e-9 for p, q in zip(again, afresh))
+    assert any(p.shape.area != q.shape.area for p, q in zip(again, without))
+    untouched = predict(board, rules, since=(without, []))
+    assert all(p is q for p, q in zip(untouched, without))

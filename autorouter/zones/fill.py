@@ -225,16 +225,28 @@ def prune_thin(fill: BaseGeometry, min_thickness: float, margin: float = 0.0) ->
     return shapely.union_all([grown, *bands]).intersection(fill)
 
 
-def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN, wired: bool = False) -> list[Piece]:
+def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN, wired: bool = False,
+            since: tuple[list[Piece], list] | None = None) -> list[Piece]:
     """The pieces of every zone's fill that join at least one pad, with the pads they join; wired: also those that
     join only tracks or vias of the zone's net, which KiCad keeps too (it removes the pieces that touch nothing).
-    margin: how much more than KiCad is knocked out (MARGIN for connections, RELIEF_MARGIN for thermal reliefs)."""
+    margin: how much more than KiCad is knocked out (MARGIN for connections, RELIEF_MARGIN for thermal reliefs).
+    since: (pieces, changed): what predict gave, with the same margin and wired, for copper that differs from this
+    only by the changed tracks and vias (added or taken away); a zone's fill on a layer that none of them comes
+    within reach of is taken from those pieces, not filled again (a few stubs change a few fills, and on a large
+    board each fill costs seconds)."""
     copper = Copper(board, rules, tracks, vias, margin)
+    stale = stale_fills(board, copper, since[1]) if since is not None else None
+    before: dict[tuple[int, str], list[Piece]] = {}
+    for piece in since[0] if since is not None else ():
+        before.setdefault((piece.zone, piece.layer), []).append(piece)
     pieces: list[Piece] = []
     for zi, zone in enumerate(board.zones):
         if not zone.net:
             continue
         for layer in zone.layers:
+            if stale is not None and (zi, layer) not in stale:
+                pieces.extend(before.get((zi, layer), []))
+                continue
             fill, relieved = zone_fill(board, rules, zi, layer, copper)
             parts = [g for g in getattr(fill, "geoms", [fill]) if not g.is_empty and g.area > 0]
             if not parts:
@@ -264,11 +276,27 @@ def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN, wir
     return pieces
 
 
-def relief_fill(board: Board, rules, tracks=(), vias=()) -> list[Piece]:
+def relief_fill(board: Board, rules, tracks=(), vias=(), since: tuple[list[Piece], list] | None = None) -> list[Piece]:
     """The fill on which thermal reliefs are judged: predict with KiCad's own tolerance (RELIEF_MARGIN), and the
     pieces that join only tracks and vias, where a track's far end counts as a spoke (c4_scalenode's shield pad:
-    an F.Cu track from it to a via whose own piece of the In1.Cu fill holds nothing else)."""
-    return predict(board, rules, tracks, vias, RELIEF_MARGIN, wired=True)
+    an F.Cu track from it to a via whose own piece of the In1.Cu fill holds nothing else). since: as predict's."""
+    return predict(board, rules, tracks, vias, RELIEF_MARGIN, wired=True, since=since)
+
+
+def stale_fills(board: Board, copper: Copper, changed: list) -> set[tuple[int, str]]:
+    """The (zone, layer) fills that a changed track or via comes within reach of: any clearance or thermal gap
+    that zone_fill knocks out around an item, and the margin, reach no farther."""
+    if not changed or copper.zone_tree is None:
+        return set()
+    reach = max(max((max(z.clearance, z.thermal_gap) for z in board.zones), default=0.0),
+                float(copper.clearances.max(initial=0.0))) + copper.margin
+    bodies = [item.body() for item in changed]
+    item, zone = copper.zone_tree.query(bodies, predicate="dwithin", distance=reach)
+    stale = set()
+    for i, zi in zip(item.tolist(), zone.tolist()):
+        on = getattr(changed[i], "layers", None) or (changed[i].layer,)
+        stale.update((zi, layer) for layer in on if layer in board.zones[zi].layers)
+    return stale
 
 
 def piece_at(parts: list, tree: STRtree, end: Point, margin: float) -> int | None:
