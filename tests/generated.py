@@ -210,6 +210,18 @@ def pad_past_zone() -> TestBoard:
     return b
 
 
+def pad_clearance_in_zone() -> TestBoard:
+    """A GND zone (clearance 0.3) around a pad of net S1 whose own clearance is 0.05 mm: KiCad fills to 0.05 mm
+    of it, the pad's clearance overriding the zone's as it overrides classes and rules."""
+    b = TestBoard("padclear", 2, 20, 16)
+    pad = b.smd_pad("TP1", 1, 0, 0, 1.0, 1.0, "S1").replace('(roundrect_rratio 0.25)',
+                                                            '(roundrect_rratio 0.25)\n\t\t\t(clearance 0.05)')
+    b.footprint("TP1", "TestPoint", 10, 8, [pad], True)
+    b.two_pad("R1", "1k", 4, 13, ["GND", "GND"])
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (19.5, 0.5), (19.5, 15.5), (0.5, 15.5)])
+    return b
+
+
 def zone_neck() -> TestBoard:
     """Two GND pads joined only by a neck of their zone's fill, along the board edge past a zone of higher priority
     (net S1, clearance 0.5): 0.35 mm wide at the GND zone's own clearance (0.3), 0.15 mm at S1's, so KiCad's fill,
