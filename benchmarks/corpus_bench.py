@@ -37,7 +37,9 @@ BOARDS = SHARED / "boards"
 IGNORED = {"length_mismatch", "skew_out_of_range", "diff_pair_uncoupled_length_too_long", "diff_pair_gap_out_of_range"}
 # Errors that routing both adds and takes away: the refilled stripped board starves reliefs that the human's tracks
 # fed, and routing feeds some of them while it starves others. Counted after minus before (the judge's count), the
-# new ones hide behind those fed (teres_a64: 78 starved before, 58 after, 5 of them new); they are counted by item.
+# new ones hide behind those fed (teres_a64: 78 starved before, 58 after, 5 of them new); they are counted by item:
+# a relief by its zone and pad, a mask bridge by its opening (KiCad's first item, where it lies), since KiCad names
+# one copper item per opening, the first it meets, which the new tracks change.
 BY_ITEM = {"starved_thermal", "solder_mask_bridge"}
 
 
@@ -141,7 +143,7 @@ def judge_one(name: str, src: Path, out: Path, judge) -> dict:
     if BY_ITEM & set(new):
         added = item_errors(routed, judge) - item_errors(unrouted, judge)
         for kind in BY_ITEM & set(new):
-            new[kind] = max(new[kind], sum(1 for k, _ in added if k == kind))
+            new[kind] = max(new[kind], sum(1 for k in added if k[0] == kind))
     row.update(unconnected_after=after["unconnected"],
                new_errors={k: v for k, v in sorted(new.items()) if v > 0},
                intact=judge.same_but_copper(str(unrouted), str(routed)),
@@ -151,7 +153,7 @@ def judge_one(name: str, src: Path, out: Path, judge) -> dict:
 
 
 def item_errors(path: Path, judge) -> set[tuple]:
-    """(type, the items' descriptions) of each BY_ITEM error KiCad finds on the board with its zones refilled."""
+    """The key (BY_ITEM) of each BY_ITEM error KiCad finds on the board with its zones refilled."""
     with tempfile.TemporaryDirectory() as tmp:
         filled, report = os.path.join(tmp, "filled.kicad_pcb"), os.path.join(tmp, "drc.json")
         judge.copy_project(str(path), filled)
@@ -160,8 +162,12 @@ def item_errors(path: Path, judge) -> set[tuple]:
         subprocess.run(["kicad-cli", "pcb", "drc", "--format", "json", "--severity-error", "--units", "mm", "-o",
                         report, filled], capture_output=True, timeout=900)
         violations = json.loads(Path(report).read_text())["violations"]
-    return {(v["type"], tuple(sorted(i["description"] for i in v["items"]))) for v in violations
-            if v["type"] in BY_ITEM}
+    def key(v):
+        if v["type"] == "solder_mask_bridge":
+            opening = v["items"][0]
+            return v["type"], opening["description"], round(opening["pos"]["x"], 3), round(opening["pos"]["y"], 3)
+        return v["type"], tuple(sorted(i["description"] for i in v["items"]))
+    return {key(v) for v in violations if v["type"] in BY_ITEM}
 
 
 def fully_routed(row: dict) -> bool:
