@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 from shapely.geometry import LineString, Point
+from shapely.geometry.base import BaseGeometry
 from shapely.strtree import STRtree
 
 from ..board.model import Board, Track, Via
@@ -94,20 +95,23 @@ def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items:
             else:
                 r.island_spokes += 1
     fills: dict[tuple[int, str], list] = {}
-    added: dict[tuple[int, str, int], list] = {}      # (pad, layer, zone) -> its spokes that KiCad adds to the fill
+    added: dict[tuple[int, str], list] = {}       # (zone, layer) -> the spokes KiCad adds to its fill, every pad's
     landed = set()
     for piece in pieces:
         fills.setdefault((piece.zone, piece.layer), []).append(piece.shape)
         for i, body, end in piece.spokes:
-            added.setdefault((i, piece.layer, piece.zone), []).append(body)
+            hole = board.pads[i].hole
+            added.setdefault((piece.zone, piece.layer), []).append(body if hole is None else body.difference(hole))
             landed.add((i, piece.layer, piece.zone, end.x, end.y))
+    spokes_of: dict[tuple[int, str], BaseGeometry] = {}
     ends = connected_ends(board, tracks, vias)
     for r in found.values():
         if r.spokes < r.needed:
             pad = board.pads[r.pad]
-            own = ends(pad.net, pad.layers)
-            own_spokes = [b if pad.hole is None else b.difference(pad.hole) for b in added[(r.pad, r.layer, r.zone)]]
-            r.spokes += track_spokes(board, r, fills[(r.zone, r.layer)] + own_spokes, own)
+            key = (r.zone, r.layer)
+            if key not in spokes_of:
+                spokes_of[key] = shapely.union_all(added[key])
+            r.spokes += track_spokes(board, r, fills[key] + [spokes_of[key]], ends(pad.net, pad.layers))
         if r.spokes < r.needed:
             r.spokes += meeting_spokes(board, r, landed, copper)
     return list(found.values())
@@ -227,7 +231,8 @@ def meeting_spokes(board: Board, r: Relief, landed: set, copper: Copper) -> int:
 def track_spokes(board: Board, r: Relief, fill: list, ends: np.ndarray) -> int:
     """Of the tracks (the pad's net's on any of the pad's layers, as (n, 2, 2) start and end points: KiCad takes the
     tracks connected to the pad), those from inside the pad (grown by half the gap) into the relief's fill: its
-    pieces and the pad's own spokes, which KiCad adds to it from the pad's centre. So an F.Cu track from a
+    pieces and the spokes KiCad adds to it from the relieved pads' centres, the pad's own and the others' (a track
+    from c2_framework_mcu's C4.2 that ends on the spoke of U1.10 beside it counts). So an F.Cu track from a
     through-hole pad that ends over its In2.Cu fill counts for the In2.Cu relief (c4_hackrf_one's P28.1, whose
     other spokes reach an island: one track spoke, and the island's no longer count). A via is a track of length 0,
     so one on a spoke inside the pad counts (on c4_hdmi_mipi KiCad finds an SOT-23 GND pin with one spoke and such a
