@@ -162,12 +162,15 @@ def item_errors(path: Path, judge) -> set[tuple]:
         subprocess.run(["kicad-cli", "pcb", "drc", "--format", "json", "--severity-error", "--units", "mm", "-o",
                         report, filled], capture_output=True, timeout=900)
         violations = json.loads(Path(report).read_text())["violations"]
-    def key(v):
-        if v["type"] == "solder_mask_bridge":
-            opening = v["items"][0]
-            return v["type"], opening["description"], round(opening["pos"]["x"], 3), round(opening["pos"]["y"], 3)
-        return v["type"], tuple(sorted(i["description"] for i in v["items"]))
-    return {key(v) for v in violations if v["type"] in BY_ITEM}
+    return {error_key(v) for v in violations if v["type"] in BY_ITEM}
+
+
+def error_key(violation: dict) -> tuple:
+    """A BY_ITEM error of KiCad's DRC report: a mask bridge by its opening, a relief by its zone and pad."""
+    if violation["type"] == "solder_mask_bridge":
+        opening = violation["items"][0]
+        return violation["type"], opening["description"], round(opening["pos"]["x"], 3), round(opening["pos"]["y"], 3)
+    return violation["type"], tuple(sorted(i["description"] for i in violation["items"]))
 
 
 def fully_routed(row: dict) -> bool:
