@@ -112,7 +112,7 @@ class Copper:
         for i, p in enumerate(board.pads):
             if p.layers:
                 add(p.outline, p.net, p.layers, rules.clearance_of(p.net, p.clearance), ("pad", i),
-                    max(p.clearance, rules.min_clearance) if p.clearance else 0.0)
+                    rules.clearance_between(0.0, 0.0, p.clearance) if p.clearance else 0.0)
             elif p.hole is not None:
                 add(p.hole, 0, board.copper_layers, max(rules.hole_clearance, p.clearance or 0.0), ("hole", i))
         for t in list(board.tracks) + list(tracks):

@@ -95,22 +95,22 @@ def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items:
             else:
                 r.island_spokes += 1
     fills: dict[tuple[int, str], list] = {}
-    added: dict[tuple[int, str], list] = {}       # (zone, layer) -> the spokes KiCad adds to its fill, every pad's
+    added: dict[tuple[int, str], list] = {}       # (zone, layer) -> (pad, spoke) KiCad adds to its fill, every pad's
     landed = set()
     for piece in pieces:
         fills.setdefault((piece.zone, piece.layer), []).append(piece.shape)
         for i, body, end in piece.spokes:
-            hole = board.pads[i].hole
-            added.setdefault((piece.zone, piece.layer), []).append(body if hole is None else body.difference(hole))
+            added.setdefault((piece.zone, piece.layer), []).append((i, body))
             landed.add((i, piece.layer, piece.zone, end.x, end.y))
-    spokes_of: dict[tuple[int, str], BaseGeometry] = {}
+    spokes_of: dict[tuple[int, str], BaseGeometry] = {}     # their union, made for the reliefs short of spokes
     ends = connected_ends(board, tracks, vias)
     for r in found.values():
         if r.spokes < r.needed:
             pad = board.pads[r.pad]
             key = (r.zone, r.layer)
             if key not in spokes_of:
-                spokes_of[key] = shapely.union_all(added[key])
+                spokes_of[key] = shapely.union_all([body if board.pads[i].hole is None
+                                                    else body.difference(board.pads[i].hole) for i, body in added[key]])
             r.spokes += track_spokes(board, r, fills[key] + [spokes_of[key]], ends(pad.net, pad.layers))
         if r.spokes < r.needed:
             r.spokes += meeting_spokes(board, r, landed, copper)
