@@ -21,6 +21,7 @@ import gzip
 import importlib.util
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -39,7 +40,10 @@ IGNORED = {"length_mismatch", "skew_out_of_range", "diff_pair_uncoupled_length_t
 # fed, and routing feeds some of them while it starves others. Counted after minus before (the judge's count), the
 # new ones hide behind those fed (teres_a64: 78 starved before, 58 after, 5 of them new); they are counted by item:
 # a relief by its zone and pad, a mask bridge by its opening (KiCad's first item, where it lies), since KiCad names
-# one copper item per opening, the first it meets, which the new tracks change.
+# one copper item per opening, the first it meets, which the new tracks change. KiCad reports at most 199 errors of
+# a type, and boards whose footprints bridge their own pads (dxwifi: 0402 parts drawn with a mask frame joining both
+# pads) reach that before routing, so which bridges are named varies from run to run; bridges within one footprint
+# are the design's (routing adds no footprint items), so the by-item run allows them, as the board setting does.
 BY_ITEM = {"starved_thermal", "solder_mask_bridge"}
 
 
@@ -143,7 +147,7 @@ def judge_one(name: str, src: Path, out: Path, judge) -> dict:
     if BY_ITEM & set(new):
         added = item_errors(routed, judge) - item_errors(unrouted, judge)
         for kind in BY_ITEM & set(new):
-            new[kind] = max(new[kind], sum(1 for k in added if k[0] == kind))
+            new[kind] = sum(1 for k in added if k[0] == kind)
     row.update(unconnected_after=after["unconnected"],
                new_errors={k: v for k, v in sorted(new.items()) if v > 0},
                intact=judge.same_but_copper(str(unrouted), str(routed)),
@@ -155,14 +159,22 @@ def judge_one(name: str, src: Path, out: Path, judge) -> dict:
 def item_errors(path: Path, judge) -> set[tuple]:
     """The key (BY_ITEM) of each BY_ITEM error KiCad finds on the board with its zones refilled."""
     with tempfile.TemporaryDirectory() as tmp:
-        filled, report = os.path.join(tmp, "filled.kicad_pcb"), os.path.join(tmp, "drc.json")
+        board, filled, report = (os.path.join(tmp, f) for f in ("board.kicad_pcb", "filled.kicad_pcb", "drc.json"))
+        Path(board).write_text(footprint_bridges_allowed(path.read_text()))
+        judge.copy_project(str(path), board)
         judge.copy_project(str(path), filled)
-        subprocess.run(["/usr/bin/python3", "-c", judge.REFILL, str(path), filled], capture_output=True, timeout=900,
+        subprocess.run(["/usr/bin/python3", "-c", judge.REFILL, board, filled], capture_output=True, timeout=900,
                        check=True)
         subprocess.run(["kicad-cli", "pcb", "drc", "--format", "json", "--severity-error", "--units", "mm", "-o",
                         report, filled], capture_output=True, timeout=900)
         violations = json.loads(Path(report).read_text())["violations"]
     return {error_key(v) for v in violations if v["type"] in BY_ITEM}
+
+
+def footprint_bridges_allowed(text: str) -> str:
+    """The board with its setup's allow_soldermask_bridges_in_footprints on (KiCad 7 and later read it)."""
+    text = re.sub(r"\(allow_soldermask_bridges_in_footprints \w+\)", "", text, count=1)
+    return text.replace("(setup", "(setup (allow_soldermask_bridges_in_footprints yes)", 1)
 
 
 def error_key(violation: dict) -> tuple:
