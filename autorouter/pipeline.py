@@ -406,7 +406,7 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
     report({"stage": "lattice", "shape": lattice.shape, "pitch": lattice.pitch})
     pieces = predict_fill(board, rules)
     relief_fills = relief_fill(board, rules) if board.zones else []
-    profiles = build_obstacles(board, rules, lattice, config.clearance_margin, spoke_guards(board, relief_fills))
+    profiles = build_obstacles(board, rules, lattice, config.clearance_margin, spoke_guards(board, rules, relief_fills))
     for net in {rules.for_net(n.number) for n in board.nets if n.number}:
         profiles[net]                       # rasterise the classes in use now, so the lattice stage owns its time
     timings["lattice"] = time.monotonic() - t0

@@ -235,6 +235,31 @@ def zone_neck() -> TestBoard:
     return b
 
 
+def thin_zone_across() -> TestBoard:
+    """Two GND pads in one GND zone, cut across by a zone of S1 of higher priority only 0.2 mm wide: thinner than its
+    minimum thickness (0.25), so KiCad leaves it unfilled, and the GND fill, which it knocks out by its fill and not
+    its outline, joins both pads."""
+    b = TestBoard("thinzone", 2, 30, 16)
+    b.footprint("J1", "Pin", 4, 8, [b.tht_pad("J1", 1, 0, 0, "GND", True)], False)
+    b.footprint("J2", "Pin", 26, 8, [b.tht_pad("J2", 1, 0, 0, "GND", True)], False)
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (29.5, 0.5), (29.5, 15.5), (0.5, 15.5)])
+    b.zone("S1", ["F.Cu"], [(14.9, 0), (15.1, 0), (15.1, 16), (14.9, 16)], priority=1)
+    return b
+
+
+def relief_by_keepout() -> TestBoard:
+    """A GND pad (1 mm, thermal gap 0.3) in a GND zone with pour keep-outs: left of it and below it from the edge
+    of its gap (those spokes end in no fill), and right of it one minimum thickness (0.25) past the gap, so that
+    the strip of fill where its right spoke ends is exactly as thin as KiCad keeps. Its spokes: up, and right."""
+    b = TestBoard("reliefstrip", 2, 20, 16)
+    b.footprint("TP1", "TestPoint", 10, 8, [b.smd_pad("TP1", 1, 0, 0, 1.0, 1.0, "GND")], True)
+    b.two_pad("R1", "1k", 10, 3, ["GND", "GND"], vertical=True)
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (19.5, 0.5), (19.5, 15.5), (0.5, 15.5)])
+    for x0, y0, x1, y1 in ((11.05, 0.5, 19.5, 15.5), (0.5, 0.5, 9.2, 15.5), (0.5, 8.8, 19.5, 15.5)):
+        b.zone(None, ["F.Cu"], [(x0, y0), (x1, y0), (x1, y1), (x0, y1)], keepout=True)
+    return b
+
+
 def ground_plane() -> TestBoard:
     """Decoupling capacitors far apart on the top, a GND plane on the bottom joined to a through-hole GND pin: each
     capacitor's GND pad should drop a via into the plane beside it, not run a track to another GND pad."""

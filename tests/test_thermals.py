@@ -11,7 +11,8 @@ from autorouter.board.model import Track, Via
 from autorouter.board.rules import load_rules
 from autorouter.check import check
 from autorouter.config import RouterConfig
-from autorouter.zones import feed_starved, predict, relief_fill, relief_room, reliefs, starved_keys, stitch_islands
+from autorouter.zones import (feed_starved, predict, relief_fill, relief_room, reliefs, spoke_guards, starved_keys,
+                              stitch_islands)
 from autorouter.zones.thermals import PAD_WAY
 from conftest import JUDGE, corpus_board, judge, kicad_available, needs_corpus
 
@@ -123,6 +124,32 @@ def test_a_neck_of_fill_past_a_zone_of_higher_priority_keeps_that_zones_clearanc
     assert sorted(pieces) == [["J1.1"], ["J2.1"]]
     if kicad_available() and JUDGE.is_dir():
         assert judge().drc(str(path), refill=True)["unconnected"] == 1
+
+
+def test_a_zone_of_higher_priority_knocks_out_its_fill_not_its_outline(tmp_path):
+    """KiCad fills a zone of higher priority first and knocks the others out by its fill: a zone too thin to fill
+    cuts nothing, and the GND fill across it joins both pads (knocked out by its outline, they were apart)."""
+    path = g.write(g.thin_zone_across(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    pieces = [sorted(board.pads[i].name for i in piece.pads) for piece in predict(board, rules)
+              if board.net_name(piece.net) == "GND"]
+    assert pieces == [["J1.1", "J2.1"]]
+    if kicad_available() and JUDGE.is_dir():
+        assert judge().drc(str(path), refill=True)["unconnected"] == 0
+
+
+def test_a_spoke_that_kicad_may_count_is_kept_clear(tmp_path):
+    """TP1.1's right spoke ends in a strip of fill exactly the zone's minimum thickness wide, which KiCad keeps (its
+    relief has two spokes) and our count, at its margin, erodes: routing keeps that spoke clear all the same."""
+    path = g.write(g.relief_by_keepout(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    right_end = shapely.Point(10.925, 8.0)
+    guards = spoke_guards(board, rules, relief_fill(board, rules))
+    assert any(area.contains(right_end) and layer == "F.Cu" for area, layer, _ in guards)
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(path) == 0
 
 
 def test_a_board_that_asks_for_one_spoke_is_content_with_one(tmp_path):
@@ -248,6 +275,24 @@ def test_a_stitching_via_joins_an_island_that_a_spoke_reaches(tmp_path):
                                    f'(layers "F.Cu" "B.Cu") (net {v.net}))\n)\n')
         verdict = judge().drc(str(out), refill=True)["violations_by_type"]
         assert "starved_thermal" not in verdict and "clearance" not in verdict and "hole_clearance" not in verdict
+
+
+def test_a_stitching_via_too_large_for_the_island_is_made_as_small_as_the_board_allows(tmp_path):
+    """The same pocket where the net's class asks 1.6 mm vias, which do not fit in it: the board's smallest via
+    (its minimums) does (framework_mcu's C4.2, whose island held no 0.8 mm via and held a 0.5 mm one)."""
+    path = g.write(g.thermal_zone(), tmp_path, classes=g.default_class(via=1.6, drill=0.8),
+                   minimums={"min_via_diameter": 0.5, "min_through_hole_diameter": 0.3, "min_via_annular_width": 0.1})
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    assert rules.small_via == (0.5, 0.3)
+    pocket = [Track((3.5, 2.75), (5.3, 2.75), 0.25, "F.Cu", 2), Track((3.5, 5.25), (5.3, 5.25), 0.25, "F.Cu", 2),
+              Track((3.5, 2.75), (3.5, 5.25), 0.25, "F.Cu", 2)]
+    cuts = [CUTS[0], CUTS[2]] + pocket
+    before = starved_keys(reliefs(board, rules, relief_fill(board, rules)), strict=True)
+    stitches = stitch_islands(board, rules, relief_fill(board, rules, cuts), cuts, (), 0.01, before)
+    assert [(v.diameter, v.drill) for v in stitches] == [(0.5, 0.3)]
+    assert shapely.box(3.5, 2.75, 5.3, 5.25).contains(stitches[0].body())
+    assert "starved_thermal" not in check(board, rules, cuts, stitches, only_new=True).by_kind()
 
 
 @needs_corpus

@@ -31,6 +31,12 @@ MARGIN = 0.02            # mm more knocked out than KiCad does, and less left of
 # loses the webs between a connector's pads (0.11 mm wide on oresat_bp1u) that KiCad keeps, so reliefs that KiCad
 # finds whole looked starved before routing, were taken for the design's own, and routing did not guard them.
 RELIEF_MARGIN = 0.005
+# A relief short of spokes at RELIEF_MARGIN may be whole for KiCad: its spokes are guarded as a fill a little larger
+# than KiCad's (less knocked out, less eroded) lands them. On usb_gigabit, C12.2's right spoke ends in a strip of
+# fill exactly the zone's minimum thickness wide (between its thermal gap and a pour keep-out), which KiCad keeps
+# and RELIEF_MARGIN erodes; unguarded, a track cut it and KiCad found C12.2 starved. (Guarding every pad's spokes
+# as this fill lands them cost rp2350 and esp32p4, bound by time, 9 and 11 connections.)
+GUARD_MARGIN = -RELIEF_MARGIN
 
 
 @dataclass
@@ -132,6 +138,7 @@ class Copper:
         self.kinds = kinds
         self.tree = STRtree(self.geoms) if geoms else None
         self._grown: dict[float, dict[int, BaseGeometry]] = {}
+        self.fills: dict[tuple[int, str], tuple[BaseGeometry, list]] = {}     # zone_fill's, by (zone, layer)
         self.zone_tree = STRtree([z.outline for z in board.zones]) if board.zones else None
 
     def grown(self, items: np.ndarray, clearance: float) -> list[BaseGeometry]:
@@ -163,7 +170,15 @@ class Copper:
 
 
 def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) -> tuple[BaseGeometry, list]:
-    """The predicted fill of one zone on one layer, and the thermally relieved pads in it with their spokes."""
+    """The predicted fill of one zone on one layer, and the thermally relieved pads in it with their spokes;
+    remembered in copper.fills, since the zones below it in priority knock it out."""
+    key = (zone_index, layer)
+    if key not in copper.fills:
+        copper.fills[key] = fill_one(board, rules, zone_index, layer, copper)
+    return copper.fills[key]
+
+
+def fill_one(board: Board, rules, zone_index: int, layer: str, copper: Copper) -> tuple[BaseGeometry, list]:
     zone = board.zones[zone_index]
     li = board.copper_layers.index(layer)
     margin = copper.margin
@@ -197,8 +212,13 @@ def zone_fill(board: Board, rules, zone_index: int, layer: str, copper: Copper) 
     for j in copper.zones_near(area):
         other = board.zones[j]
         if other.net != zone.net and layer in other.layers and other.priority > zone.priority:
-            # the larger of the two zones' clearances, as between any two items of different nets
-            cuts.append(grow(other.outline, max(zone.clearance, other.clearance) + margin))
+            # KiCad fills it first and knocks out its fill (islands too: they are removed after every zone is
+            # filled), by the larger of the two zones' clearances, as between any two items of different nets. A
+            # zone of no net is not filled here: its outline. Where other copper bounds the predicted fill, it lies
+            # up to 2 margin inside KiCad's: grown by as much, within the outline.
+            taken = other.outline if not other.net else \
+                grow(zone_fill(board, rules, j, layer, copper)[0], 2 * margin).intersection(other.outline)
+            cuts.append(grow(taken, max(zone.clearance, other.clearance) + margin))
     blocked = shapely.union_all(cuts) if cuts else Polygon()
     fill = area.difference(shapely.union_all([blocked] + rings))
     fill = prune_thin(fill, zone.min_thickness, margin)
@@ -309,36 +329,54 @@ def stale_fills(board: Board, copper: Copper, changed: list) -> set[tuple[int, s
 def piece_at(parts: list, tree: STRtree, end: Point, margin: float) -> int | None:
     """The piece a spoke's end lies in, as KiCad fills it. Every edge of the predicted fill lies about 2 margin
     inside KiCad's (margin more knocked out, margin more eroded), and a spoke's end only half the zone's minimum
-    thickness past the gap: an end up to margin outside the predicted piece lies margin inside KiCad's."""
-    best, depth = None, -margin
-    for p in tree.query(end, predicate="dwithin", distance=margin).tolist():
+    thickness past the gap: an end up to margin outside the predicted piece lies margin inside KiCad's (or may,
+    where the margin is negative: GUARD_MARGIN)."""
+    reach = abs(margin)
+    best, depth = None, -reach
+    for p in tree.query(end, predicate="dwithin", distance=reach).tolist():
         d = parts[p].boundary.distance(end) if parts[p].contains(end) else -parts[p].distance(end)
         if d > depth:
             best, depth = p, d
     return best
 
 
-def spoke_guards(board: Board, pieces: list[Piece]) -> list[tuple[BaseGeometry, str, int]]:
+def spoke_guards(board: Board, rules, pieces: list[Piece]) -> list[tuple[BaseGeometry, str, int]]:
     """(area, layer, net): where other nets' copper must not come, so that the spokes that connect a pad to a fill
-    today still connect it once routed: up to SPOKES_KEPT spokes a pad and layer, those farthest from other nets'
-    pads (the others are left to routing). The area holds the spoke past the pad and the fill it lands in (half the
-    zone's minimum thickness around its end), grown by the zone's clearance."""
+    today still connect it once routed: up to SPOKES_KEPT spokes a pad and layer in each piece of pieces (the
+    relief fill), those farthest from other nets' pads (the others are left to routing). A pad whose spokes there
+    fall short of SPOKES_KEPT, but not on a fill a little larger than KiCad's (GUARD_MARGIN), keeps those instead:
+    KiCad may count them. The area holds the spoke past the pad and the fill it lands in (half the zone's minimum
+    thickness around its end), grown by the zone's clearance."""
+    chosen = spokes_by_pad(pieces)
+    if board.zones:
+        for key, groups in spokes_by_pad(predict(board, rules, margin=GUARD_MARGIN, wired=True)).items():
+            if sum(len(g) for _, g in chosen.get(key, [])) < SPOKES_KEPT <= sum(len(g) for _, g in groups):
+                chosen[key] = groups
     pads = [p for p in board.pads if p.layers]
     tree = STRtree([p.outline for p in pads]) if pads else None
     guards = []
+    for (i, layer), groups in chosen.items():
+        pad = board.pads[i]
+
+        def room(spoke):
+            near = tree.query(spoke[1], predicate="dwithin", distance=2.0) if tree else []
+            return min([pads[j].outline.distance(spoke[1]) for j in near if pads[j].net != pad.net] + [2.0])
+
+        for zi, group in groups:
+            zone = board.zones[zi]
+            for body, end in sorted(group, key=room, reverse=True)[:SPOKES_KEPT]:
+                keep = body.difference(pad.outline).union(end.buffer(zone.min_thickness / 2 + MARGIN))
+                guards.append((grow(keep, zone.clearance + MARGIN), layer, pad.net))
+    return guards
+
+
+def spokes_by_pad(pieces: list[Piece]) -> dict[tuple[int, str], list[tuple[int, list]]]:
+    """(pad, layer) -> per piece its spokes land in: the piece's zone (index) and those spokes (body, end)."""
+    out: dict[tuple[int, str], list] = {}
     for piece in pieces:
-        zone = board.zones[piece.zone]
         by_pad: dict[int, list] = {}
         for i, body, end in piece.spokes:
             by_pad.setdefault(i, []).append((body, end))
-        for i, spokes_of_pad in by_pad.items():
-            pad = board.pads[i]
-
-            def room(spoke):
-                near = tree.query(spoke[1], predicate="dwithin", distance=2.0) if tree else []
-                return min([pads[j].outline.distance(spoke[1]) for j in near if pads[j].net != pad.net] + [2.0])
-
-            for body, end in sorted(spokes_of_pad, key=room, reverse=True)[:SPOKES_KEPT]:
-                keep = body.difference(pad.outline).union(end.buffer(zone.min_thickness / 2 + MARGIN))
-                guards.append((grow(keep, zone.clearance + MARGIN), piece.layer, pad.net))
-    return guards
+        for i, group in by_pad.items():
+            out.setdefault((i, piece.layer), []).append((piece.zone, group))
+    return out
