@@ -384,10 +384,10 @@ STITCH_STEP = 0.05       # mm between the via sites tried inside an island
 def stitch_islands(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), margin: float = 0.0,
                    before: set = frozenset()) -> list[Via]:
     """Stitching vias for the reliefs the new copper left starved (KiCad's verdict) with spokes into an island, a
-    piece of the fill whose outline joins nothing but the pad: one via of the net (its class's size) inside each
-    such island that also joins the net elsewhere, at an end of one of the net's tracks or where the net's fill on
-    another layer joins more than one item. The island then joins two items and KiCad counts its spokes. `before`
-    as for feed_starved: the design's own are left alone."""
+    piece of the fill whose outline joins nothing but the pad: one via of the net (its class's size, else the
+    smallest the board allows) inside each such island that also joins the net elsewhere, at an end of one of the
+    net's tracks or where the net's fill on another layer joins more than one item. The island then joins two items
+    and KiCad counts its spokes. `before` as for feed_starved: the design's own are left alone."""
     items = joined_items(pieces, own_copper_per_layer(board, tracks, vias))
     copper = Copper(board, rules, tracks, vias, RELIEF_MARGIN)
     outline = outline_items(board, pieces, items, copper)
@@ -397,6 +397,7 @@ def stitch_islands(board: Board, rules, pieces: list[Piece], tracks=(), vias=(),
     for r in starved:
         pad = board.pads[r.pad]
         cls = rules.for_net(pad.net)
+        sizes = list(dict.fromkeys([(cls.via_diameter, cls.via_drill)] + ([rules.small_via] if rules.small_via else [])))
         elsewhere = shapely.union_all([p.shape for p, n in zip(pieces, outline)
                                        if p.net == pad.net and p.layer != r.layer and n > 1])
         on_tracks = np.concatenate([points_along(t) for t in list(board.tracks) + list(tracks) if t.net == pad.net]
@@ -405,9 +406,9 @@ def stitch_islands(board: Board, rules, pieces: list[Piece], tracks=(), vias=(),
             if ((island.zone, island.layer) != (r.zone, r.layer) or n > 1
                     or r.pad not in [i for i, _, _ in island.spokes]):
                 continue
-            for x, y in via_sites(island.shape, elsewhere, on_tracks, (pad.x, pad.y)):
-                via = Via(round(float(x), 4), round(float(y), 4), cls.via_diameter, cls.via_drill,
-                          tuple(board.copper_layers), pad.net)
+            sites = via_sites(island.shape, elsewhere, on_tracks, (pad.x, pad.y))
+            for (x, y), (diameter, drill) in ((site, size) for size in sizes for site in sites):
+                via = Via(round(float(x), 4), round(float(y), 4), diameter, drill, tuple(board.copper_layers), pad.net)
                 if via_legal(board, rules, copper, via, list(vias) + placed, margin):
                     placed.append(via)
                     break
