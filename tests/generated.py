@@ -260,6 +260,22 @@ def relief_by_keepout() -> TestBoard:
     return b
 
 
+def teardrop_in_keepout() -> TestBoard:
+    """Two GND pads joined by a neck of their zone's fill (0.6 mm) between two pour keep-outs; a teardrop zone of S1
+    (clearance 0.5), wholly inside the lower keep-out, touches the neck. KiCad fills teardrops through pour
+    keep-outs, and the teardrop's fill, grown by its clearance, cuts the neck."""
+    b = TestBoard("teardrop", 2, 30, 16)
+    b.footprint("J1", "Pin", 4, 8, [b.tht_pad("J1", 1, 0, 0, "GND", True)], False)
+    b.footprint("J2", "Pin", 26, 8, [b.tht_pad("J2", 1, 0, 0, "GND", True)], False)
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (29.5, 0.5), (29.5, 15.5), (0.5, 15.5)])
+    for y0, y1 in ((0.5, 7.9), (8.5, 15.5)):
+        b.zone(None, ["F.Cu"], [(14, y0), (16, y0), (16, y1), (14, y1)], keepout=True)
+    b.zone("S1", ["F.Cu"], [(14.5, 8.5), (15.5, 8.5), (15.5, 9.5), (14.5, 9.5)], clearance=0.5, priority=30000)
+    b.extra[-1] = b.extra[-1].replace('\n\t\t(layers', '\n\t\t(attr\n\t\t\t(teardrop\n\t\t\t\t(type padvia)\n\t\t\t)\n\t\t)'
+                                      '\n\t\t(layers', 1)
+    return b
+
+
 def ground_plane() -> TestBoard:
     """Decoupling capacitors far apart on the top, a GND plane on the bottom joined to a through-hole GND pin: each
     capacitor's GND pad should drop a via into the plane beside it, not run a track to another GND pad."""

@@ -139,6 +139,20 @@ def test_a_zone_of_higher_priority_knocks_out_its_fill_not_its_outline(tmp_path)
         assert judge().drc(str(path), refill=True)["unconnected"] == 0
 
 
+def test_a_teardrop_fills_through_a_pour_keepout_and_knocks_out_the_zones_below(tmp_path):
+    """KiCad fills teardrops through pour keep-outs: a teardrop of S1 wholly inside one still cuts the neck of GND
+    fill beside it, and the two GND pads are left for routing to join."""
+    path = g.write(g.teardrop_in_keepout(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    assert [z.teardrop for z in board.zones] == [False, True]
+    pieces = [sorted(board.pads[i].name for i in piece.pads) for piece in predict(board, rules)
+              if board.net_name(piece.net) == "GND"]
+    assert sorted(pieces) == [["J1.1"], ["J2.1"]]
+    if kicad_available() and JUDGE.is_dir():
+        assert judge().drc(str(path), refill=True)["unconnected"] == 1
+
+
 def test_a_spoke_that_kicad_may_count_is_kept_clear(tmp_path):
     """TP1.1's right spoke ends in a strip of fill exactly the zone's minimum thickness wide, which KiCad keeps (its
     relief has two spokes) and our count, at its margin, erodes: routing keeps that spoke clear all the same."""

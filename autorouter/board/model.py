@@ -100,6 +100,7 @@ class Zone:
     thermal_gap: float = 0.5
     thermal_width: float = 0.5
     priority: int = 0
+    teardrop: bool = False                              # KiCad's teardrops: pour keep-outs do not cut them
 
 
 @dataclass(frozen=True)

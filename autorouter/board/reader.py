@@ -205,7 +205,8 @@ def read_zone(z: list, copper: list[str], nets: "NetTable", zones: list, keepout
     zones.append(Zone(nets.of(z), layers, shape, clearance=number(connect, "clearance", 0.0),
                       min_thickness=number(z, "min_thickness", 0.0), pad_connection=PAD_CONNECTION.get(mode, "thermal"),
                       thermal_gap=number(fill, "thermal_gap", 0.5), thermal_width=number(fill, "thermal_bridge_width", 0.5),
-                      priority=int(number(z, "priority", 0))))
+                      priority=int(number(z, "priority", 0)),
+                      teardrop=node(node(z, "attr"), "teardrop") is not None))
 
 
 def bare_via_layers(tree: list, copper: list[str]) -> tuple[str, ...]:

@@ -207,7 +207,7 @@ def fill_one(board: Board, rules, zone_index: int, layer: str, copper: Copper) -
         others.append(h)
     cuts.extend(copper.grown(np.array(others, dtype=np.int64), zone.clearance))
     for k in board.keepouts:
-        if k.no_pour and layer in k.layers:
+        if k.no_pour and layer in k.layers and not zone.teardrop:      # KiCad fills teardrops through them
             cuts.append(k.outline)
     for j in copper.zones_near(area):
         other = board.zones[j]
