@@ -34,8 +34,9 @@ RELIEF_MARGIN = 0.005
 # A relief short of spokes at RELIEF_MARGIN may be whole for KiCad: its spokes are guarded as a fill a little larger
 # than KiCad's (less knocked out, less eroded) lands them. On usb_gigabit, C12.2's right spoke ends in a strip of
 # fill exactly the zone's minimum thickness wide (between its thermal gap and a pour keep-out), which KiCad keeps
-# and RELIEF_MARGIN erodes; unguarded, a track cut it and KiCad found C12.2 starved. (Guarding every pad's spokes
-# as this fill lands them cost rp2350 and esp32p4, bound by time, 9 and 11 connections.)
+# and RELIEF_MARGIN erodes; unguarded, a track cut it and KiCad found C12.2 starved. Guards cost room: on esp32p4,
+# bound by time, those of five pads so short cost 9 connections (every pad's spokes guarded as this fill lands
+# them: 11, and 9 on rp2350).
 GUARD_MARGIN = -RELIEF_MARGIN
 
 

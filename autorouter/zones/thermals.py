@@ -397,7 +397,7 @@ def stitch_islands(board: Board, rules, pieces: list[Piece], tracks=(), vias=(),
     for r in starved:
         pad = board.pads[r.pad]
         cls = rules.for_net(pad.net)
-        sizes = list(dict.fromkeys([(cls.via_diameter, cls.via_drill)] + ([rules.small_via] if rules.small_via else [])))
+        sizes = list(dict.fromkeys([(cls.via_diameter, cls.via_drill)] + [rules.small_via] * bool(rules.small_via)))
         elsewhere = shapely.union_all([p.shape for p, n in zip(pieces, outline)
                                        if p.net == pad.net and p.layer != r.layer and n > 1])
         on_tracks = np.concatenate([points_along(t) for t in list(board.tracks) + list(tracks) if t.net == pad.net]
