@@ -34,9 +34,8 @@ RELIEF_MARGIN = 0.005
 # A relief short of spokes at RELIEF_MARGIN may be whole for KiCad: its spokes are guarded as a fill a little larger
 # than KiCad's (less knocked out, less eroded) lands them. On usb_gigabit, C12.2's right spoke ends in a strip of
 # fill exactly the zone's minimum thickness wide (between its thermal gap and a pour keep-out), which KiCad keeps
-# and RELIEF_MARGIN erodes; unguarded, a track cut it and KiCad found C12.2 starved. Guards cost room: on esp32p4,
-# bound by time, those of five pads so short cost 9 connections (every pad's spokes guarded as this fill lands
-# them: 11, and 9 on rp2350).
+# and RELIEF_MARGIN erodes; unguarded, a track cut it and KiCad found C12.2 starved. Guards cost room: those of
+# five pads with one spoke or none (esp32p4 asks for one) cost esp32p4, bound by time, 9 connections.
 GUARD_MARGIN = -RELIEF_MARGIN
 
 
@@ -344,14 +343,14 @@ def piece_at(parts: list, tree: STRtree, end: Point, margin: float) -> int | Non
 def spoke_guards(board: Board, rules, pieces: list[Piece]) -> list[tuple[BaseGeometry, str, int]]:
     """(area, layer, net): where other nets' copper must not come, so that the spokes that connect a pad to a fill
     today still connect it once routed: up to SPOKES_KEPT spokes a pad and layer in each piece of pieces (the
-    relief fill), those farthest from other nets' pads (the others are left to routing). A pad whose spokes there
-    fall short of SPOKES_KEPT, but not on a fill a little larger than KiCad's (GUARD_MARGIN), keeps those instead:
-    KiCad may count them. The area holds the spoke past the pad and the fill it lands in (half the zone's minimum
-    thickness around its end), grown by the zone's clearance."""
+    relief fill), those farthest from other nets' pads (the others are left to routing). A relief whose spokes there
+    fall short of the board's fewest (rules.min_spokes), but not on a fill a little larger than KiCad's
+    (GUARD_MARGIN), keeps those instead: KiCad may find it whole. The area holds the spoke past the pad and the fill
+    it lands in (half the zone's minimum thickness around its end), grown by the zone's clearance."""
     chosen = spokes_by_pad(pieces)
-    if board.zones:
+    if board.zones and rules.min_spokes > 1:
         for key, groups in spokes_by_pad(predict(board, rules, margin=GUARD_MARGIN, wired=True)).items():
-            if sum(len(g) for _, g in chosen.get(key, [])) < SPOKES_KEPT <= sum(len(g) for _, g in groups):
+            if 0 < sum(len(g) for _, g in chosen.get(key, [])) < rules.min_spokes <= sum(len(g) for _, g in groups):
                 chosen[key] = groups
     pads = [p for p in board.pads if p.layers]
     tree = STRtree([p.outline for p in pads]) if pads else None
