@@ -169,6 +169,7 @@ def test_a_footprints_text_that_names_its_reference_is_as_long_as_the_reference(
      "(size ...) needs 2 numbers"),
     ('(footprint "X" (layer "F.Cu") (at 5 5) (pad "1" smd roundrect (at 0 0) (size 1 1) (layers "F.Cu") '
      '(roundrect_rratio )))', "(roundrect_rratio ...) needs 1 number"),      # found by the fuzzer (seed 2414283250)
+    ('(setup (pcbplotparams (scaleselection )))', "(scaleselection ...) needs a number"),     # seed 73702201
 ])
 def test_items_kicad_would_refuse_are_refused(tmp_path, extra, message):
     """Lines in the wrong item pass kiutils but not KiCad's parser (grammar.py): refused, so never routed."""

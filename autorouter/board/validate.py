@@ -111,6 +111,8 @@ def check_structure(tree, path) -> None:
             if plan is None:
                 plan = plans[(parent, head, strict)] = values_plan(parent, head, strict)
             problem = check_values(parent, head, atoms, plan)
+            if not problem and len(node) == 1 and plan[2] is not None:    # (scaleselection): KiCad reads a number
+                problem = f"({head} ...) needs a number"
         if problem:
             raise BoardError(f"{path}: malformed board: {problem}")
         if head == "pts":           # most of a large board: points, checked here at a fraction of the cost
