@@ -4,6 +4,7 @@ thermal reliefs, a ground plane that pads join by vias, a congested through-hole
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -273,6 +274,19 @@ def teardrop_in_keepout() -> TestBoard:
     b.zone("S1", ["F.Cu"], [(14.5, 8.5), (15.5, 8.5), (15.5, 9.5), (14.5, 9.5)], clearance=0.5, priority=30000)
     b.extra[-1] = b.extra[-1].replace('\n\t\t(layers', '\n\t\t(attr\n\t\t\t(teardrop\n\t\t\t\t(type padvia)\n\t\t\t)\n\t\t)'
                                       '\n\t\t(layers', 1)
+    return b
+
+
+def tied_zones(gnd_uuid: str, s1_uuid: str) -> TestBoard:
+    """Two GND pads in a GND zone crossed by a 2 mm bar of an S1 zone of the same priority: KiCad lets the zone of
+    the greater uuid knock the other out (ZONE::HigherPriority), so the pads are apart only where S1's is greater."""
+    b = TestBoard("tied", 2, 30, 16)
+    b.footprint("J1", "Pin", 4, 8, [b.tht_pad("J1", 1, 0, 0, "GND", True)], False)
+    b.footprint("J2", "Pin", 26, 8, [b.tht_pad("J2", 1, 0, 0, "GND", True)], False)
+    for net, outline, uuid in (("GND", [(0.5, 0.5), (29.5, 0.5), (29.5, 15.5), (0.5, 15.5)], gnd_uuid),
+                               ("S1", [(14, 0), (16, 0), (16, 16), (14, 16)], s1_uuid)):
+        b.zone(net, ["F.Cu"], outline)
+        b.extra[-1] = re.sub(r'\(uuid "[^"]*"\)', f'(uuid "{uuid}")', b.extra[-1], count=1)
     return b
 
 

@@ -153,6 +153,20 @@ def test_a_teardrop_fills_through_a_pour_keepout_and_knocks_out_the_zones_below(
         assert judge().drc(str(path), refill=True)["unconnected"] == 1
 
 
+@pytest.mark.parametrize("gnd_uuid, s1_uuid, apart", [
+    ("00000000-0000-0000-0000-000000000001", "f0000000-0000-0000-0000-000000000001", True),
+    ("f0000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000001", False)])
+def test_of_two_zones_of_one_priority_the_greater_uuid_knocks_the_other_out(tmp_path, gnd_uuid, s1_uuid, apart):
+    path = g.write(g.tied_zones(gnd_uuid, s1_uuid), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    pieces = [sorted(board.pads[i].name for i in piece.pads) for piece in predict(board, rules)
+              if board.net_name(piece.net) == "GND"]
+    assert sorted(pieces) == ([["J1.1"], ["J2.1"]] if apart else [["J1.1", "J2.1"]])
+    if kicad_available() and JUDGE.is_dir():
+        assert judge().drc(str(path), refill=True)["unconnected"] == int(apart)
+
+
 def test_a_spoke_that_kicad_may_count_is_kept_clear(tmp_path):
     """TP1.1's right spoke ends in a strip of fill exactly the zone's minimum thickness wide, which KiCad keeps (its
     relief has two spokes) and our count, at its margin, erodes: routing keeps that spoke clear all the same."""

@@ -101,6 +101,12 @@ class Zone:
     thermal_width: float = 0.5
     priority: int = 0
     teardrop: bool = False                              # KiCad's teardrops: pour keep-outs do not cut them
+    uuid: str = ""
+
+    def outranks(self, other: "Zone") -> bool:
+        """KiCad's ZONE::HigherPriority: a teardrop above any other zone, then the higher priority, then the
+        greater uuid (compared byte by byte, as the canonical text compares)."""
+        return (self.teardrop, self.priority, self.uuid.lower()) > (other.teardrop, other.priority, other.uuid.lower())
 
 
 @dataclass(frozen=True)

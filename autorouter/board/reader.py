@@ -206,7 +206,8 @@ def read_zone(z: list, copper: list[str], nets: "NetTable", zones: list, keepout
                       min_thickness=number(z, "min_thickness", 0.0), pad_connection=PAD_CONNECTION.get(mode, "thermal"),
                       thermal_gap=number(fill, "thermal_gap", 0.5), thermal_width=number(fill, "thermal_bridge_width", 0.5),
                       priority=int(number(z, "priority", 0)),
-                      teardrop=node(node(z, "attr"), "teardrop") is not None))
+                      teardrop=node(node(z, "attr"), "teardrop") is not None,
+                      uuid=str(word(z, "uuid", None) or word(z, "tstamp", ""))))
 
 
 def bare_via_layers(tree: list, copper: list[str]) -> tuple[str, ...]:

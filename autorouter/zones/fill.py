@@ -2,7 +2,7 @@
 
 Per zone and copper layer, as KiCad's ZONE_FILLER builds it: the zone's area within the board, less every other
 net's copper grown by the clearance (the larger of the zone's and the item's), less unplated holes and pour
-keep-outs and the areas of other nets' zones of higher priority, less a thermal gap around its own net's pads that
+keep-outs and the fills of other nets' zones that outrank it, less a thermal gap around its own net's pads that
 connect by thermal relief; then opened by the zone's minimum thickness (parts narrower vanish). Each remaining
 piece joins the pads it touches: a solidly connected pad by overlap, a thermally relieved one by a spoke (KiCad's
 four spokes from the pad's centre past the gap) whose end lies in the piece; and the tracks and vias of its net.
@@ -211,7 +211,7 @@ def fill_one(board: Board, rules, zone_index: int, layer: str, copper: Copper) -
             cuts.append(k.outline)
     for j in copper.zones_near(area):
         other = board.zones[j]
-        if other.net != zone.net and layer in other.layers and other.priority > zone.priority:
+        if other.net != zone.net and layer in other.layers and other.outranks(zone):
             # KiCad fills it first and knocks out its fill (islands too: they are removed after every zone is
             # filled), by the larger of the two zones' clearances, as between any two items of different nets. A
             # zone of no net is not filled here: its outline. Where other copper bounds the predicted fill, it lies
