@@ -216,9 +216,20 @@ def fill_one(board: Board, rules, zone_index: int, layer: str, copper: Copper) -
             # filled), by the larger of the two zones' clearances, as between any two items of different nets. A
             # zone of no net is not filled here: its outline. Where other copper bounds the predicted fill, it lies
             # up to 2 margin inside KiCad's: grown by as much, within the outline.
-            taken = other.outline if not other.net else \
-                grow(zone_fill(board, rules, j, layer, copper)[0], 2 * margin).intersection(other.outline)
-            cuts.append(grow(taken, max(zone.clearance, other.clearance) + margin))
+            gap = max(zone.clearance, other.clearance) + margin
+            if not other.net:
+                cuts.append(grow(other.outline, gap))
+                continue
+            # only the fill that comes within reach of this zone's area is grown (a large plane's costs seconds)
+            x0, y0, x1, y1 = area.bounds
+            reach = gap + 2 * abs(margin) + 0.01
+            near = zone_fill(board, rules, j, layer, copper)[0].intersection(
+                shapely.box(x0 - reach, y0 - reach, x1 + reach, y1 + reach))
+            # simplified first, by margin at most: grown by margin more it still holds the fill (or, where the
+            # margin is negative, less lies within it)
+            t = abs(margin)
+            taken = grow(near.simplify(t), 2 * margin + t).intersection(other.outline)
+            cuts.append(grow(taken.simplify(t), gap + math.copysign(t, margin)))
     blocked = shapely.union_all(cuts) if cuts else Polygon()
     fill = area.difference(shapely.union_all([blocked] + rings))
     fill = prune_thin(fill, zone.min_thickness, margin)
