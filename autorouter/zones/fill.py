@@ -220,14 +220,14 @@ def fill_one(board: Board, rules, zone_index: int, layer: str, copper: Copper) -
             if not other.net:
                 cuts.append(grow(other.outline, gap))
                 continue
-            # only the fill that comes within reach of this zone's area is grown (a large plane's costs seconds)
-            x0, y0, x1, y1 = area.bounds
-            reach = gap + 2 * abs(margin) + 0.01
-            near = zone_fill(board, rules, j, layer, copper)[0].intersection(
-                shapely.box(x0 - reach, y0 - reach, x1 + reach, y1 + reach))
+            # only the fill that comes within reach of this zone's area is grown (a large plane's costs seconds),
             # simplified first, by margin at most: grown by margin more it still holds the fill (or, where the
             # margin is negative, less lies within it)
             t = abs(margin)
+            x0, y0, x1, y1 = area.bounds
+            reach = gap + 4 * t + 0.01
+            near = zone_fill(board, rules, j, layer, copper)[0].intersection(
+                shapely.box(x0 - reach, y0 - reach, x1 + reach, y1 + reach))
             taken = grow(near.simplify(t), 2 * margin + t).intersection(other.outline)
             cuts.append(grow(taken.simplify(t), gap + math.copysign(t, margin)))
     blocked = shapely.union_all(cuts) if cuts else Polygon()
