@@ -167,10 +167,11 @@ def item_errors(path: Path, judge, footprint_bridges: bool = False) -> set[tuple
     """The key (BY_ITEM) of each BY_ITEM error KiCad finds on the board with its zones refilled (footprint_bridges:
     mask bridges within one footprint allowed)."""
     with tempfile.TemporaryDirectory() as tmp:
-        board, filled, report = (os.path.join(tmp, f) for f in ("board.kicad_pcb", "filled.kicad_pcb", "drc.json"))
-        text = path.read_text()
-        Path(board).write_text(footprint_bridges_allowed(text) if footprint_bridges else text)
-        judge.copy_project(str(path), board)
+        board, filled, report = str(path), os.path.join(tmp, "filled.kicad_pcb"), os.path.join(tmp, "drc.json")
+        if footprint_bridges:
+            board = os.path.join(tmp, "board.kicad_pcb")
+            Path(board).write_text(footprint_bridges_allowed(path.read_text()))
+            judge.copy_project(str(path), board)
         judge.copy_project(str(path), filled)
         subprocess.run(["/usr/bin/python3", "-c", judge.REFILL, board, filled], capture_output=True, timeout=900,
                        check=True)

@@ -110,9 +110,7 @@ def check_structure(tree, path) -> None:
             plan = plans.get((parent, head, strict))
             if plan is None:
                 plan = plans[(parent, head, strict)] = values_plan(parent, head, strict)
-            problem = check_values(parent, head, atoms, plan)
-            if not problem and len(node) == 1 and plan[2] is not None:    # (scaleselection): KiCad reads a number
-                problem = f"({head} ...) needs a number"
+            problem = check_values(parent, head, atoms, plan, empty=len(node) == 1)
         if problem:
             raise BoardError(f"{path}: malformed board: {problem}")
         if head == "pts":           # most of a large board: points, checked here at a fraction of the cost
@@ -155,13 +153,15 @@ def values_plan(parent, head, strict: bool) -> tuple:
     return count, net, words
 
 
-def check_values(parent, head, atoms: list, plan: tuple) -> str | None:
+def check_values(parent, head, atoms: list, plan: tuple, empty: bool = False) -> str | None:
     """What is wrong with the values (numbers, names) an item holds, or None.
-    plan: values_plan(parent, head, strict)."""
+    plan: values_plan(parent, head, strict); empty: the item holds nothing at all."""
     count, net, words = plan
     if count and not count[0] <= sum(map(is_number, atoms)) <= count[1]:
         return f"({head} ...) needs " + ("1 number" if count == (1, 1) else f"{count[0]} numbers"
                                          if count[0] == count[1] else f"{count[0]} to {count[1]} numbers")
+    if empty and words is not None:           # (scaleselection), below an item read leniently: KiCad reads a number
+        return f"({head} ...) needs a number"
     if net and not net[0] <= len(atoms) <= net[1]:
         return f"a ({parent} ...) has a malformed (net ...)"
     if words is not None and not all(is_number(a) or a in words for a in atoms):
