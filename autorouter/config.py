@@ -64,6 +64,9 @@ class RouterConfig:
     # PathFinder: where connections are still missing and the time left allows, negotiation starts over with this
     # history factor, and the outcome that joins more is kept (0: never).
     hist_fac_again: float = 1.0
+    # Where joins are still missing once finished and the time limit allows, routing starts over up to this many
+    # times, each with other costs (pipeline.RETRIES), and the attempt that joins the most is kept (0: never).
+    retries: int = 5
     # Stop routing after this many seconds and write the best result (0: no limit).
     time_limit: float = 0.0
     # Search engine: auto (GPU when CuPy and a device are present), cpu or gpu.
@@ -95,6 +98,7 @@ class RouterConfig:
             "pres_fac_max": (self.pres_fac_initial <= self.pres_fac_max <= 1e9, ">= pres_fac_initial, <= 1e9"),
             "hist_fac": (0 <= self.hist_fac <= 1e6, "0 .. 1e6"),
             "hist_fac_again": (0 <= self.hist_fac_again <= 1e6, "0 .. 1e6"),
+            "retries": (0 <= self.retries <= 10, "0 .. 10"),
             "time_limit": (self.time_limit >= 0, ">= 0 seconds"),
             "backend": (self.backend in ("auto", "cpu", "gpu"), "auto, cpu or gpu"),
             "sizes": (self.sizes in ("class", "compact", "smallest"), "class, compact or smallest"),

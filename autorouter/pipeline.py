@@ -136,6 +136,16 @@ ROOM_SHARE = 0.6
 FINISH_ROUNDS = 8
 FINISH_STALL = 2
 
+# Where joins are still missing once finished, routing starts over with the next of these changes to the settings
+# (factors on config fields), while the time left before ROOM_SHARE of the limit allows an attempt as long as the
+# longest so far; the attempt missing the fewest joins, then starving the fewest thermal reliefs, is kept. Which
+# costs settle a congested board differs from board to board, and none settles every board (benchmarks/CORPUS.md,
+# 2026-11-26 evening: on seven boards left one to six joins short, cheaper vias with more history joined
+# libresolar and framework_mcu, a slower present-cost growth icepi's and dxwifi's best, cheaper vias still
+# esp32c5's): first the change that joined the most of them.
+RETRIES = ({"via_cost": 0.5, "hist_fac": 2.5}, {"pres_fac_mult": 1.25}, {"via_cost": 0.25},
+           {"wrong_way_cost": 2 / 3}, {"via_cost": 0.5})
+
 
 class Joined(NamedTuple):
     """What finishing ends with: the tasks (the joining ones added), the new tracks and vias, the zone fills
@@ -378,6 +388,13 @@ def short_of(outcome) -> int:
     return sum(len(t.pins) - 1 for t in outcome.tasks) - joined(outcome)
 
 
+def attempts(config: RouterConfig):
+    """The settings of each attempt at routing the board: the user's, then each of RETRIES applied to them."""
+    yield config
+    for change in RETRIES[:config.retries]:
+        yield replace(config, **{key: round(getattr(config, key) * factor, 6) for key, factor in change.items()})
+
+
 def make_search_engine(config: RouterConfig):
     """(engine, note): the engine config.backend asks for; raises EngineUnavailable for a GPU that is not there."""
     return make_engine(config.backend, int(config.delta * STEP))
@@ -429,15 +446,27 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     timings = dict(ready.timings)
     needed = sum(n - 1 for n in apart.values())
     report({"stage": "tasks", "nets": len(tasks), "connections": needed})
-    t0 = time.monotonic()
-    outcome = settle(tasks, board, rules, profiles, lattice, engine, config, report, should_stop, started)
-    timings["search and negotiation"] = time.monotonic() - t0
-    t0 = time.monotonic()
     starved_before = starved_keys(reliefs(board, rules, ready.relief_fills), strict=True)
-    tasks, tracks, vias, fills, groups, relief_fills = finish(board, rules, profiles, lattice, config, scope,
-                                                              outcome.tasks, outcome, starved_before,
-                                                              ready.relief_fills, report)
-    timings["finishing"] = time.monotonic() - t0
+    done, longest = [], 0.0            # each attempt's (outcome, finished); the longest attempt's seconds
+    for variant in attempts(config):
+        t_start = time.monotonic()
+        if done:
+            missing = missing_joins(done[-1][1].groups, scope)
+            if not missing or should_stop() or (config.time_limit and
+                                                t_start + longest > started + ROOM_SHARE * config.time_limit):
+                break
+            report({"stage": "retry", "attempt": len(done) + 1, "missing": missing})
+            tasks = build_tasks(board, rules, profiles, lattice, variant, nets, xp=engine.xp, pieces=ready.pieces)
+        outcome = settle(tasks, board, rules, profiles, lattice, engine, variant, report, should_stop, started)
+        t0 = time.monotonic()
+        timings["search and negotiation"] = timings.get("search and negotiation", 0.0) + t0 - t_start
+        done.append((outcome, finish(board, rules, profiles, lattice, variant, scope, outcome.tasks, outcome,
+                                     starved_before, ready.relief_fills, report), should_stop()))
+        timings["finishing"] = timings.get("finishing", 0.0) + time.monotonic() - t0
+        longest = max(longest, time.monotonic() - t_start)
+    outcome, (tasks, tracks, vias, fills, groups, relief_fills), cut_short = min(done, key=lambda d: (
+        missing_joins(d[1].groups, scope), len(short_reliefs(board, rules, d[1], starved_before)) if len(done) > 1
+        else 0))
     engine_report = getattr(engine, "report", lambda: None)()
     notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \
         + list(dict.fromkeys(note for t in tasks for note in t.notes))
@@ -449,7 +478,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     result = RouteResult(lattice, tasks, outcome.routes, tracks, vias, outcome.iterations, outcome.converged,
                          engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds,
                          needed + cut_apart, missing, outcome.context.rois / max(outcome.context.launches, 1),
-                         nets_to_route, should_stop(), list(ready.relief_fills), fills, relief_fills,
+                         nets_to_route, cut_short, list(ready.relief_fills), fills, relief_fills,
                          {net: apart_pads(board, groups[net]) for net in missing})
     report({"stage": "done", "nets": result.routed_nets, "nets_total": nets_to_route,
             "connections": result.routed_connections, "connections_total": result.connections})
