@@ -142,9 +142,10 @@ FINISH_STALL = 2
 # costs settle a congested board differs from board to board, and none settles every board (benchmarks/CORPUS.md,
 # 2026-11-26 evening: on seven boards left one to six joins short, cheaper vias with more history joined
 # libresolar and framework_mcu, a slower present-cost growth icepi's and dxwifi's best, cheaper vias still
-# esp32c5's): first the change that joined the most of them.
+# esp32c5's; a lattice of three quarters the pitch usb_tester's, whose USB-C escapes fit between its lines): first
+# the change that joined the most of them, last the one that costs the most time.
 RETRIES = ({"via_cost": 0.5, "hist_fac": 2.5}, {"pres_fac_mult": 1.25}, {"via_cost": 0.25},
-           {"wrong_way_cost": 2 / 3}, {"via_cost": 0.5})
+           {"wrong_way_cost": 2 / 3}, {"via_cost": 0.5}, {"pitch": 0.75})
 
 
 class Joined(NamedTuple):
@@ -388,11 +389,13 @@ def short_of(outcome) -> int:
     return sum(len(t.pins) - 1 for t in outcome.tasks) - joined(outcome)
 
 
-def attempts(config: RouterConfig):
-    """The settings of each attempt at routing the board: the user's, then each of RETRIES applied to them."""
+def attempts(config: RouterConfig, pitch: float):
+    """The settings of each attempt at routing the board: the user's, then each of RETRIES applied to them (a
+    "pitch" factor to the pitch of the first attempt's lattice)."""
     yield config
     for change in RETRIES[:config.retries]:
-        yield replace(config, **{key: round(getattr(config, key) * factor, 6) for key, factor in change.items()})
+        yield replace(config, **{key: round((pitch if key == "pitch" else getattr(config, key)) * factor, 6)
+                                 for key, factor in change.items()})
 
 
 def make_search_engine(config: RouterConfig):
@@ -442,29 +445,34 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     started = time.monotonic()
     engine, engine_note = engine or make_search_engine(config)
     ready = set_up(board, rules, config, nets, engine.xp, report)
-    lattice, profiles, tasks, scope, apart = ready.lattice, ready.profiles, ready.tasks, ready.scope, ready.apart
+    scope, apart = ready.scope, ready.apart
     timings = dict(ready.timings)
     needed = sum(n - 1 for n in apart.values())
-    report({"stage": "tasks", "nets": len(tasks), "connections": needed})
+    report({"stage": "tasks", "nets": len(ready.tasks), "connections": needed})
     starved_before = starved_keys(reliefs(board, rules, ready.relief_fills), strict=True)
-    done, longest = [], 0.0            # each attempt's (outcome, finished); the longest attempt's seconds
-    for variant in attempts(config):
+    done, longest = [], 0.0          # each attempt's (outcome, finished, why it stopped, lattice); the longest's seconds
+    for variant in attempts(config, ready.lattice.pitch):
         t_start = time.monotonic()
         if done:
-            missing = missing_joins(done[-1][1].groups, scope)
+            missing = min(missing_joins(d[1].groups, scope) for d in done)
             if not missing or should_stop() or (config.time_limit and
                                                 t_start + longest > started + ROOM_SHARE * config.time_limit):
                 break
             report({"stage": "retry", "attempt": len(done) + 1, "missing": missing})
-            tasks = build_tasks(board, rules, profiles, lattice, variant, nets, xp=engine.xp, pieces=ready.pieces)
-        outcome = settle(tasks, board, rules, profiles, lattice, engine, variant, report, should_stop, started)
+            if variant.pitch != config.pitch:           # another lattice: set up again on it
+                ready = set_up(board, rules, variant, nets, engine.xp, report)
+            else:
+                ready = replace(ready, tasks=build_tasks(board, rules, ready.profiles, ready.lattice, variant, nets,
+                                                         xp=engine.xp, pieces=ready.pieces))
+        lattice, profiles = ready.lattice, ready.profiles
+        outcome = settle(ready.tasks, board, rules, profiles, lattice, engine, variant, report, should_stop, started)
         t0 = time.monotonic()
         timings["search and negotiation"] = timings.get("search and negotiation", 0.0) + t0 - t_start
         done.append((outcome, finish(board, rules, profiles, lattice, variant, scope, outcome.tasks, outcome,
-                                     starved_before, ready.relief_fills, report), should_stop()))
+                                     starved_before, ready.relief_fills, report), should_stop(), lattice))
         timings["finishing"] = timings.get("finishing", 0.0) + time.monotonic() - t0
         longest = max(longest, time.monotonic() - t_start)
-    outcome, (tasks, tracks, vias, fills, groups, relief_fills), cut_short = min(done, key=lambda d: (
+    outcome, (tasks, tracks, vias, fills, groups, relief_fills), cut_short, lattice = min(done, key=lambda d: (
         missing_joins(d[1].groups, scope), len(short_reliefs(board, rules, d[1], starved_before)) if len(done) > 1
         else 0))
     engine_report = getattr(engine, "report", lambda: None)()
