@@ -6,6 +6,7 @@ import sys
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from conftest import channel_set_up, corpus_board, judge, kicad_available, needs_corpus, needs_shared
 
@@ -175,8 +176,9 @@ def test_nets_leave_an_area_kept_for_a_relief(tmp_path):
 @needs_corpus
 def test_a_board_left_short_is_negotiated_again_with_another_history_schedule(tmp_path):
     # With history at 0.4 a step, negotiation and make_room leave /CIPO of the QFN short, and the board ends 66 of 70
-    # joined; negotiating again from the start with history at 1.0 joins every connection, and the board ends with
-    # only one GND pad apart (a fill the tracks cut)
+    # joined; negotiating again from the start with history at 1.0 joins every connection, and the first attempt
+    # ends with only one GND pad apart (a fill the tracks cut). Routing then starts over with cheaper vias and more
+    # history (the first of pipeline.RETRIES), which joins every pad
     src = corpus_board("c2_framework_mcu", tmp_path)
     proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(tmp_path / "out.kicad_pcb"),
                            "--backend", "cpu", "--events"], capture_output=True, text=True, timeout=900)
@@ -184,7 +186,21 @@ def test_a_board_left_short_is_negotiated_again_with_another_history_schedule(tm
     first = [e["stage"] for e in events] + ["retry"]
     again = [e for e in events[:first.index("retry")] if e["stage"] == "again"]     # in the first attempt
     assert len(again) == 1 and again[0]["missing"] == 1
-    assert events[-1]["connections_routed"] >= events[-1]["connections"] - 1
+    assert [e["missing"] for e in events if e["stage"] == "retry"] == [1]
+    assert events[-1]["connections_routed"] == events[-1]["connections"]
+
+
+def test_each_retry_changes_the_settings_by_its_factors():
+    from autorouter.config import RouterConfig
+    from autorouter.pipeline import RETRIES, attempts
+    config = RouterConfig(via_cost=10.0, pitch=0.0)
+    tried = list(attempts(config, pitch=0.2))
+    assert tried[0] is config and len(tried) == 1 + min(config.retries, len(RETRIES))
+    for change, variant in zip(RETRIES, tried[1:]):
+        for key, factor in change.items():
+            base = 0.2 if key == "pitch" else getattr(config, key)
+            assert getattr(variant, key) == pytest.approx(base * factor, abs=1e-6)
+    assert list(attempts(config.replace(retries=0), pitch=0.2)) == [config.replace(retries=0)]
 
 
 def test_the_second_negotiation_is_kept_only_when_it_joins_more(monkeypatch):
