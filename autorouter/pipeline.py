@@ -137,13 +137,11 @@ FINISH_ROUNDS = 8
 FINISH_STALL = 2
 
 # Where joins are still missing once finished, routing starts over with the next of these changes to the settings
-# (factors on config fields), while the time left before ROOM_SHARE of the limit allows an attempt as long as the
-# longest so far; the attempt missing the fewest joins, then starving the fewest thermal reliefs, is kept. Which
-# costs settle a congested board differs from board to board, and none settles every board (benchmarks/CORPUS.md,
-# 2026-11-26 evening: on seven boards left one to six joins short, cheaper vias with more history joined
-# libresolar and framework_mcu, a slower present-cost growth icepi's and dxwifi's best, cheaper vias still
-# esp32c5's; a lattice of three quarters the pitch usb_tester's, whose USB-C escapes fit between its lines): first
-# the change that joined the most of them, last the one that costs the most time.
+# (factors on config fields; best_attempt). Which costs settle a congested board differs from board to board, and
+# none settles every board (benchmarks/CORPUS.md, 2026-11-26 evening: on seven boards left one to six joins short,
+# cheaper vias with more history joined libresolar and framework_mcu, a slower present-cost growth gave icepi's and
+# dxwifi's best, cheaper vias still esp32c5's; a lattice of three quarters the pitch joined usb_tester, whose USB-C
+# escapes then fit between its lines): first the change that joined the most, last the one that costs the most.
 RETRIES = ({"via_cost": 0.5, "hist_fac": 2.5}, {"pres_fac_mult": 1.25}, {"via_cost": 0.25},
            {"wrong_way_cost": 2 / 3}, {"via_cost": 0.5}, {"pitch": 0.75})
 
@@ -398,6 +396,48 @@ def attempts(config: RouterConfig, pitch: float):
                                  for key, factor in change.items()})
 
 
+class Attempt(NamedTuple):
+    outcome: object         # settle's Negotiation
+    finished: Joined
+    cut_short: str          # what stopped it before it was done, if anything
+    lattice: Lattice
+
+
+def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_before, timings, report, should_stop,
+                 started: float) -> Attempt:
+    """Negotiation and finishing (settle, finish), then again with the settings of each retry (attempts) while joins
+    are missing and the time limit allows one as long as the longest so far before ROOM_SHARE of it. Returns the
+    attempt that misses the fewest joins, then starves the fewest thermal reliefs (the first of equals); adds the
+    seconds of its stages to timings."""
+    scope, done, longest = ready.scope, [], 0.0
+    for variant in attempts(config, ready.lattice.pitch):
+        t_start = time.monotonic()
+        if done:
+            missing = min(missing_joins(a.finished.groups, scope) for a in done)
+            if not missing or should_stop() or (config.time_limit and
+                                                t_start + longest > started + ROOM_SHARE * config.time_limit):
+                break
+            report({"stage": "retry", "attempt": len(done) + 1, "missing": missing})
+            if variant.pitch != config.pitch:           # another lattice: set up again on it
+                ready = set_up(board, rules, variant, nets, engine.xp, report)
+            else:
+                ready = replace(ready, tasks=build_tasks(board, rules, ready.profiles, ready.lattice, variant, nets,
+                                                         xp=engine.xp, pieces=ready.pieces))
+        outcome = settle(ready.tasks, board, rules, ready.profiles, ready.lattice, engine, variant, report,
+                         should_stop, started)
+        t0 = time.monotonic()
+        finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
+                          starved_before, ready.relief_fills, report)
+        done.append(Attempt(outcome, finished, should_stop(), ready.lattice))
+        timings["search and negotiation"] = timings.get("search and negotiation", 0.0) + t0 - t_start
+        timings["finishing"] = timings.get("finishing", 0.0) + time.monotonic() - t0
+        longest = max(longest, time.monotonic() - t_start)
+    if len(done) == 1:
+        return done[0]
+    return min(done, key=lambda a: (missing_joins(a.finished.groups, scope),
+                                    len(short_reliefs(board, rules, a.finished, starved_before))))
+
+
 def make_search_engine(config: RouterConfig):
     """(engine, note): the engine config.backend asks for; raises EngineUnavailable for a GPU that is not there."""
     return make_engine(config.backend, int(config.delta * STEP))
@@ -450,31 +490,9 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     needed = sum(n - 1 for n in apart.values())
     report({"stage": "tasks", "nets": len(ready.tasks), "connections": needed})
     starved_before = starved_keys(reliefs(board, rules, ready.relief_fills), strict=True)
-    done, longest = [], 0.0          # each attempt's (outcome, finished, why it stopped, lattice); the longest's seconds
-    for variant in attempts(config, ready.lattice.pitch):
-        t_start = time.monotonic()
-        if done:
-            missing = min(missing_joins(d[1].groups, scope) for d in done)
-            if not missing or should_stop() or (config.time_limit and
-                                                t_start + longest > started + ROOM_SHARE * config.time_limit):
-                break
-            report({"stage": "retry", "attempt": len(done) + 1, "missing": missing})
-            if variant.pitch != config.pitch:           # another lattice: set up again on it
-                ready = set_up(board, rules, variant, nets, engine.xp, report)
-            else:
-                ready = replace(ready, tasks=build_tasks(board, rules, ready.profiles, ready.lattice, variant, nets,
-                                                         xp=engine.xp, pieces=ready.pieces))
-        lattice, profiles = ready.lattice, ready.profiles
-        outcome = settle(ready.tasks, board, rules, profiles, lattice, engine, variant, report, should_stop, started)
-        t0 = time.monotonic()
-        timings["search and negotiation"] = timings.get("search and negotiation", 0.0) + t0 - t_start
-        done.append((outcome, finish(board, rules, profiles, lattice, variant, scope, outcome.tasks, outcome,
-                                     starved_before, ready.relief_fills, report), should_stop(), lattice))
-        timings["finishing"] = timings.get("finishing", 0.0) + time.monotonic() - t0
-        longest = max(longest, time.monotonic() - t_start)
-    outcome, (tasks, tracks, vias, fills, groups, relief_fills), cut_short, lattice = min(done, key=lambda d: (
-        missing_joins(d[1].groups, scope), len(short_reliefs(board, rules, d[1], starved_before)) if len(done) > 1
-        else 0))
+    outcome, finished, cut_short, lattice = best_attempt(board, rules, config, nets, engine, ready, starved_before,
+                                                         timings, report, should_stop, started)
+    tasks, tracks, vias, fills, groups, relief_fills = finished
     engine_report = getattr(engine, "report", lambda: None)()
     notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \
         + list(dict.fromkeys(note for t in tasks for note in t.notes))
