@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import NamedTuple
 
@@ -401,6 +401,7 @@ class Attempt(NamedTuple):
     finished: Joined
     cut_short: str          # what stopped it before it was done, if anything
     lattice: Lattice
+    note: str = ""          # for the report, where several attempts were made: which one was kept, with what
 
 
 def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_before, timings, report, should_stop,
@@ -428,14 +429,18 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
         t0 = time.monotonic()
         finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
                           starved_before, ready.relief_fills, report)
-        done.append(Attempt(outcome, finished, should_stop(), ready.lattice))
+        changed = ", ".join(f"{f.name} {getattr(variant, f.name):g}" for f in fields(variant)
+                            if getattr(variant, f.name) != getattr(config, f.name))
+        done.append(Attempt(outcome, finished, should_stop(), ready.lattice,
+                            f"attempt {len(done) + 1} ({changed or 'the settings given'})"))
         timings["search and negotiation"] = timings.get("search and negotiation", 0.0) + t0 - t_start
         timings["finishing"] = timings.get("finishing", 0.0) + time.monotonic() - t0
         longest = max(longest, time.monotonic() - t_start)
     if len(done) == 1:
         return done[0]
-    return min(done, key=lambda a: (missing_joins(a.finished.groups, scope),
+    best = min(done, key=lambda a: (missing_joins(a.finished.groups, scope),
                                     len(short_reliefs(board, rules, a.finished, starved_before))))
+    return best._replace(note=f"joins were missing: {len(done)} attempts made, {best.note} kept")
 
 
 def make_search_engine(config: RouterConfig):
@@ -490,12 +495,12 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     needed = sum(n - 1 for n in apart.values())
     report({"stage": "tasks", "nets": len(ready.tasks), "connections": needed})
     starved_before = starved_keys(reliefs(board, rules, ready.relief_fills), strict=True)
-    outcome, finished, cut_short, lattice = best_attempt(board, rules, config, nets, engine, ready, starved_before,
-                                                         timings, report, should_stop, started)
+    outcome, finished, cut_short, lattice, kept = best_attempt(board, rules, config, nets, engine, ready,
+                                                               starved_before, timings, report, should_stop, started)
     tasks, tracks, vias, fills, groups, relief_fills = finished
     engine_report = getattr(engine, "report", lambda: None)()
-    notes = ([engine_note] if engine_note else []) + ([engine_report] if engine_report else []) \
-        + list(dict.fromkeys(note for t in tasks for note in t.notes))
+    notes = [n for n in (engine_note, engine_report, kept) if n] + list(dict.fromkeys(note for t in tasks
+                                                                                      for note in t.notes))
     missing = {net: len(g) - 1 for net, g in groups.items() if len(g) > 1 and net in scope}
     # a fill that the new tracks cut apart makes joins that were not needed at the start: they count as needed,
     # so that routed = needed - missing is never negative and agrees with `check` on the output
