@@ -410,7 +410,7 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
     are missing and the time limit allows one as long as the longest so far before ROOM_SHARE of it. Returns the
     attempt that misses the fewest joins, then starves the fewest thermal reliefs (the first of equals); adds the
     seconds of its stages to timings."""
-    scope, done, longest = ready.scope, [], 0.0
+    scope, done, changes, longest = ready.scope, [], [], 0.0    # changes: each attempt's to the settings, said
     for variant in attempts(config, ready.lattice.pitch):
         t_start = time.monotonic()
         if done:
@@ -429,18 +429,18 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
         t0 = time.monotonic()
         finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
                           starved_before, ready.relief_fills, report)
-        changed = ", ".join(f"{f.name} {getattr(variant, f.name):g}" for f in fields(variant)
-                            if getattr(variant, f.name) != getattr(config, f.name))
-        done.append(Attempt(outcome, finished, should_stop(), ready.lattice,
-                            f"attempt {len(done) + 1} ({changed or 'the settings given'})"))
+        done.append(Attempt(outcome, finished, should_stop(), ready.lattice))
+        changes.append(", ".join(f"{f.name} {getattr(variant, f.name):g}" for f in fields(variant)
+                                 if getattr(variant, f.name) != getattr(config, f.name)))
         timings["search and negotiation"] = timings.get("search and negotiation", 0.0) + t0 - t_start
         timings["finishing"] = timings.get("finishing", 0.0) + time.monotonic() - t0
         longest = max(longest, time.monotonic() - t_start)
     if len(done) == 1:
         return done[0]
-    best = min(done, key=lambda a: (missing_joins(a.finished.groups, scope),
-                                    len(short_reliefs(board, rules, a.finished, starved_before))))
-    return best._replace(note=f"joins were missing: {len(done)} attempts made, {best.note} kept")
+    k = min(range(len(done)), key=lambda i: (missing_joins(done[i].finished.groups, scope),
+                                             len(short_reliefs(board, rules, done[i].finished, starved_before))))
+    return done[k]._replace(note=f"joins were missing: {len(done)} attempts made, attempt {k + 1} "
+                                 f"({changes[k] or 'the settings given'}) kept")
 
 
 def make_search_engine(config: RouterConfig):

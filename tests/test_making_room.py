@@ -183,8 +183,9 @@ def test_a_board_left_short_is_negotiated_again_with_another_history_schedule(tm
     proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(tmp_path / "out.kicad_pcb"),
                            "--backend", "cpu", "--events"], capture_output=True, text=True, timeout=900)
     events = [json.loads(line) for line in proc.stdout.splitlines()]
-    first = [e["stage"] for e in events] + ["retry"]
-    again = [e for e in events[:first.index("retry")] if e["stage"] == "again"]     # in the first attempt
+    stages = [e["stage"] for e in events]
+    first = events[:stages.index("retry")] if "retry" in stages else events
+    again = [e for e in first if e["stage"] == "again"]
     assert len(again) == 1 and again[0]["missing"] == 1
     assert [e["missing"] for e in events if e["stage"] == "retry"] == [1]
     assert events[-1]["connections_routed"] == events[-1]["connections"]
@@ -201,6 +202,41 @@ def test_each_retry_changes_the_settings_by_its_factors():
             base = 0.2 if key == "pitch" else getattr(config, key)
             assert getattr(variant, key) == pytest.approx(base * factor, abs=1e-6)
     assert list(attempts(config.replace(retries=0), pitch=0.2)) == [config.replace(retries=0)]
+
+
+def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_kept(monkeypatch):
+    import time
+    from types import SimpleNamespace
+
+    from autorouter import pipeline
+    from autorouter.config import RouterConfig
+    missing, tried = [], []
+
+    def settle(tasks, board, rules, profiles, lattice, engine, config, *rest):
+        tried.append(config)
+        return SimpleNamespace(tasks=[])
+
+    def finish(*args):
+        return SimpleNamespace(groups={1: [None] * (missing[len(tried) - 1] + 1)})
+    monkeypatch.setattr(pipeline, "settle", settle)
+    monkeypatch.setattr(pipeline, "finish", finish)
+    monkeypatch.setattr(pipeline, "build_tasks", lambda *a, **k: [])
+    monkeypatch.setattr(pipeline, "short_reliefs", lambda *a: [])
+    ready = pipeline.SetUp(SimpleNamespace(pitch=0.2), [], [], None, [], {1}, {}, {})
+    monkeypatch.setattr(pipeline, "set_up", lambda *a: ready)
+
+    def run(counts, config=RouterConfig(), started=None):
+        missing[:], tried[:] = counts, []
+        best = pipeline.best_attempt(None, None, config, None, SimpleNamespace(xp=np), ready, set(), {},
+                                     lambda e: None, lambda: "", time.monotonic() if started is None else started)
+        return len(tried), pipeline.missing_joins(best.finished.groups, {1}), best.note
+    assert run([0]) == (1, 0, "")                                       # nothing missing: one attempt
+    assert run([3, 1, 2, 0])[:2] == (4, 0)                              # until nothing is missing
+    count, left, note = run([3, 1, 2, 2, 2, 2, 2])                      # every retry, the best kept
+    assert (count, left) == (7, 1) and "7 attempts made, attempt 2 (via_cost 4, hist_fac 1) kept" in note
+    assert tried[-1].pitch == 0.15                                       # the last on a finer lattice
+    assert run([3, 1], RouterConfig(time_limit=10), time.monotonic() - 10)[0] == 1     # no time for another
+    assert run([3, 1], RouterConfig(retries=0))[0] == 1
 
 
 def test_the_second_negotiation_is_kept_only_when_it_joins_more(monkeypatch):
