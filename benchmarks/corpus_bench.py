@@ -102,6 +102,7 @@ def route_one(name: str, unrouted: Path, out: Path, args, judge) -> dict:
         # when each stage began (seconds from the start): where a board bound by time spends it
         row["stages"] = [[e["stage"], e.get("t")] for k, e in enumerate(events)
                          if e.get("stage") != "summary" and (k == 0 or events[k - 1].get("stage") != e.get("stage"))]
+        row["attempts"] = 1 + sum(e.get("stage") == "retry" for e in events)     # pipeline.best_attempt
         room = [e for e in events if e.get("stage") == "make room"]
         row["make_room"] = room[-1] if room else None       # its last word: nets tried, connections joined
         row.update(ours_routed=summary["connections_routed"], ours_connections=summary["connections"],
@@ -215,7 +216,8 @@ def table(rows: list[dict]) -> str:
         conn = (f"{r['unconnected_before']} -> {r['unconnected_after']}" if r.get("unconnected_after") is not None
                 else r.get("note", "-"))
         ours = f"{r.get('ours_routed', '-')}/{r.get('ours_connections', '-')}"
-        lines.append(f"| {r['board']} | {conn} | {ours} | {errors} | {r['seconds']} | {ratio_len} | {ratio_via} |")
+        seconds = f"{r['seconds']} ({r['attempts']} attempts)" if r.get("attempts", 1) > 1 else r["seconds"]
+        lines.append(f"| {r['board']} | {conn} | {ours} | {errors} | {seconds} | {ratio_len} | {ratio_via} |")
     judged = [r for r in rows if "unconnected_after" in r]
     full = [r for r in judged if fully_routed(r)]
     both = [r for r in full if clean(r)]
