@@ -420,7 +420,7 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
                 break
             report({"stage": "retry", "attempt": len(done) + 1, "missing": missing})
             if variant.pitch != config.pitch:           # another lattice: set up again on it
-                ready = set_up(board, rules, variant, nets, engine.xp, report)
+                ready = set_up(board, rules, variant, nets, engine.xp, report, like=ready)
             else:
                 ready = replace(ready, tasks=build_tasks(board, rules, ready.profiles, ready.lattice, variant, nets,
                                                          xp=engine.xp, pieces=ready.pieces))
@@ -460,18 +460,25 @@ class SetUp:
     scope: set[int]
     apart: dict[int, int]       # net -> pad groups before routing
     timings: dict[str, float]   # "lattice" and "pins and MST", seconds
+    guards: list = field(default_factory=list)   # zones.spoke_guards of relief_fills
 
 
 def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str] | None = None,
-           xp=np, report=lambda event: None) -> SetUp:
-    """The stages before the first search: lattice and obstacles, then pins, portals and MST order."""
+           xp=np, report=lambda event: None, like: SetUp | None = None) -> SetUp:
+    """The stages before the first search: lattice and obstacles, then pins, portals and MST order. like: a set-up
+    of the board on another lattice, whose zone fills and spoke guards (none of them depends on the lattice) are
+    taken over rather than predicted again."""
     timings: dict[str, float] = {}
     t0 = time.monotonic()
     lattice = board_lattice(board, rules, config)
     report({"stage": "lattice", "shape": lattice.shape, "pitch": lattice.pitch})
-    pieces = predict_fill(board, rules)
-    relief_fills = relief_fill(board, rules) if board.zones else []
-    profiles = build_obstacles(board, rules, lattice, config.clearance_margin, spoke_guards(board, rules, relief_fills))
+    if like is None:
+        pieces = predict_fill(board, rules)
+        relief_fills = relief_fill(board, rules) if board.zones else []
+        guards = spoke_guards(board, rules, relief_fills)
+    else:
+        pieces, relief_fills, guards = like.pieces, like.relief_fills, like.guards
+    profiles = build_obstacles(board, rules, lattice, config.clearance_margin, guards)
     for net in {rules.for_net(n.number) for n in board.nets if n.number}:
         profiles[net]                       # rasterise the classes in use now, so the lattice stage owns its time
     timings["lattice"] = time.monotonic() - t0
@@ -480,7 +487,7 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
     scope = {net for net, name in board.net_names.items() if net and (nets is None or name in nets)}
     apart = {net: len(g) for net, g in pad_groups(board, pieces=pieces).items() if net in scope}
     timings["pins and MST"] = time.monotonic() - t0
-    return SetUp(lattice, pieces, relief_fills, profiles, tasks, scope, apart, timings)
+    return SetUp(lattice, pieces, relief_fills, profiles, tasks, scope, apart, timings, guards)
 
 
 def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=None, nets: set[str] | None = None,

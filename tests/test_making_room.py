@@ -223,7 +223,7 @@ def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_
     monkeypatch.setattr(pipeline, "build_tasks", lambda *a, **k: [])
     monkeypatch.setattr(pipeline, "short_reliefs", lambda *a: [])
     ready = pipeline.SetUp(SimpleNamespace(pitch=0.2), [], [], None, [], {1}, {}, {})
-    monkeypatch.setattr(pipeline, "set_up", lambda *a: ready)
+    monkeypatch.setattr(pipeline, "set_up", lambda *a, **k: ready)
 
     def run(counts, config=RouterConfig(), started=None):
         missing[:], tried[:] = counts, []
