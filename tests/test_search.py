@@ -135,3 +135,17 @@ def test_a_cpu_search_gives_up_between_rounds_when_told_to_stop(method):
         CpuEngine(64, method).search([req], should_stop=should_stop)
     engine = CpuEngine(64, method)
     assert engine.search([req], should_stop=lambda: "")[0].cost == engine.search([req])[0].cost
+
+
+def test_rois_of_very_different_sizes_are_searched_in_separate_boxes():
+    """The GPU engine pads a launch's ROIs into one box: a small ROI beside a large one goes to a launch of its own,
+    unless the box would still hold no more than twice the nodes its ROIs have."""
+    from types import SimpleNamespace
+    from autorouter.search.gpu import similar_sizes
+    shapes = [(4, 100, 100), (4, 10, 10), (4, 90, 95), (2, 12, 9), (2, 10, 10)]
+    groups = similar_sizes([SimpleNamespace(shape=s) for s in shapes])
+    assert sorted(k for g in groups for k in g) == list(range(len(shapes)))
+    for g in groups:
+        box = np.max([shapes[k] for k in g], axis=0)
+        assert np.prod(box) * len(g) <= 2 * sum(np.prod(shapes[k]) for k in g)
+    assert groups[0][:2] == [0, 2] and [3, 4] in groups          # the large two together, the small two apart

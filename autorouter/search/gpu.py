@@ -3,12 +3,13 @@
 - "sweep" (the default, kernels/sweep.cu): min-plus line scans to the fixed point, as sweep.py;
 - "near_far" (kernels/near_far.cu): near-far rounds on (distance, parent) keys lowered by a 64-bit atomicMin.
 
-The batch is padded into one (K, L, H, W) box and searched by one launch of a persistent cooperative kernel: its
-rounds, and the decision to stop, stay on the device, with grid-wide syncs between phases; it ends by picking each
-ROI's best sink and walking its path back, taking at each node the lowest-index predecessor on a shortest path. The
-host uploads the batch's small inputs in one copy and waits twice: for the path lengths, then for the paths. Costs
-that can build themselves on the device (RoiCosts with a DeviceCostBuilder) never touch the host. CuPy is imported
-lazily.
+A batch's ROIs of similar sizes are padded into one (K, L, H, W) box and searched by one launch of a persistent
+cooperative kernel: its rounds, and the decision to stop, stay on the device, with grid-wide syncs between phases
+(ROIs of very different sizes go to separate launches, or the small ones would be searched at the large one's size).
+It ends by picking each ROI's best sink and walking its path back, taking at each node the lowest-index predecessor on
+a shortest path. The host uploads the batch's small inputs in one copy and waits twice: for the path lengths, then
+for the paths. Costs that can build themselves on the device (RoiCosts with a DeviceCostBuilder) never touch the
+host. CuPy is imported lazily.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from . import RoiRequest, RoiResult
 from .constants import BLOCKED, BLOCKED32, UNREACHED, cuda_defines
 
 THREADS = 256
+PADDING_WASTE = 2.0     # the most nodes a batch's padded box may hold per node of its ROIs (similar_sizes)
 
 
 def gpu_available() -> tuple[bool, str]:
@@ -84,9 +86,17 @@ class GpuEngine:
             return "CUDA device"
 
     def search(self, requests: list[RoiRequest], keep_dist: bool = False, should_stop=None) -> list[RoiResult]:
-        """Out of device memory, the batch is split in halves, and a single ROI that still does not fit goes to the
-        CPU engine; any other CUDA error sends this batch and every later one to the CPU. The routes are the same.
+        """The requests go to the device in groups of similar sizes (similar_sizes), each padded into one box. Out
+        of device memory, a group is split in halves, and a single ROI that still does not fit goes to the CPU engine; any other CUDA error sends this batch and every later one to the CPU. The routes are the same.
         A search on the device takes milliseconds: only one on the CPU looks at should_stop."""
+        results: list = [None] * len(requests)
+        for group in similar_sizes(requests):
+            for k, result in zip(group, self.search_padded([requests[k] for k in group], keep_dist, should_stop)):
+                results[k] = result
+        return results
+
+    def search_padded(self, requests: list[RoiRequest], keep_dist: bool = False, should_stop=None) -> list[RoiResult]:
+        """search() of requests searched in one padded box."""
         if not requests:
             return []
         import cupy
@@ -97,8 +107,8 @@ class GpuEngine:
                 if len(requests) > 1:
                     self.splits += 1
                     half = len(requests) // 2
-                    return (self.search(requests[:half], keep_dist, should_stop)
-                            + self.search(requests[half:], keep_dist, should_stop))
+                    return (self.search_padded(requests[:half], keep_dist, should_stop)
+                            + self.search_padded(requests[half:], keep_dist, should_stop))
             except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as e:
                 self.fault = str(e).splitlines()[0] if str(e) else type(e).__name__
         from .cpu import CpuEngine
@@ -157,6 +167,7 @@ class GpuEngine:
                      cupy.empty(6 * K + 4, dtype=np.int64), np.int64(self.delta))
         else:
             grid = min(most, blocks(32 * max(K * L * H, K * L * W, K * H * W))[0])     # a warp per line at most
+            args += (cupy.zeros(3 * K, dtype=np.int32),)                             # each ROI's "changed" flags
         kernel((grid,), (THREADS,), args)
         info_h = info.get()
         sweeps, (length, chosen, cost) = int(info_h[2]), info_h[3:].reshape(3, K)
@@ -176,6 +187,22 @@ class GpuEngine:
             walk = paths[k, :length[k]].astype(np.int64)[::-1].copy()
             results.append(RoiResult(walk, int(cost[k]), int(chosen[k]), sweeps, dist))
         return results
+
+
+def similar_sizes(requests: list[RoiRequest], waste: float = PADDING_WASTE) -> list[list[int]]:
+    """The requests in groups (positions, largest ROIs first) whose padded box wastes no more than `waste` times
+    the nodes their ROIs hold: one small ROI beside a large one would be searched at the large one's size."""
+    volume = [int(np.prod(r.shape)) for r in requests]
+    groups, box, held = [], None, 0
+    for k in sorted(range(len(requests)), key=lambda k: -volume[k]):
+        grown = tuple(max(a, b) for a, b in zip(box, requests[k].shape)) if box else requests[k].shape
+        if box and int(np.prod(grown)) * (len(groups[-1]) + 1) <= waste * (held + volume[k]):
+            groups[-1].append(k)
+            box, held = grown, held + volume[k]
+        else:
+            groups.append([k])
+            box, held = requests[k].shape, volume[k]
+    return groups
 
 
 class SmallInputs:

@@ -79,19 +79,26 @@ __device__ __forceinline__ int scan_line_warp(i64* line, const cost_t* c, int n,
 // so that 32 loads are in flight instead of one chain of dependent ones (a small batch is latency-bound); by a
 // thread each when there are many, where neighbouring threads read neighbouring nodes (a large batch is
 // bandwidth-bound). Lines along rows (stride 1) always go by warp: that is coalesced too.
+// Lines of an ROI that has settled (a whole sweep changed nothing in it: `active` says no) are skipped, and an ROI
+// that changes marks `changed`: a batch costs the sweeps of its slowest ROI, but only over the ROIs still moving.
 template <typename BaseOf>
-__device__ __forceinline__ int scan_lines(i64* d, const cost_t* cost, long long lines, int n, long long stride,
-                                          BaseOf base_of, long long tid, long long threads) {
+__device__ __forceinline__ int scan_lines(i64* d, const cost_t* cost, long long lines, long long per_roi, int n,
+                                          long long stride, BaseOf base_of, const int* active, int* changed,
+                                          long long tid, long long threads) {
     int any = 0;
     if (stride == 1 || lines * 32 <= 4 * threads) {
         for (long long w = tid >> 5; w < lines; w += threads >> 5) {
+            long long k = w / per_roi;
+            if (active && !active[k]) continue;           // the whole warp holds one line: it skips together
             long long b = base_of(w);
-            any |= scan_line_warp(d + b, cost + b, n, stride, (int)(tid & 31));
+            if (scan_line_warp(d + b, cost + b, n, stride, (int)(tid & 31))) { any = 1; changed[k] = 1; }
         }
     } else {
         for (long long t = tid; t < lines; t += threads) {
+            long long k = t / per_roi;
+            if (active && !active[k]) continue;
             long long b = base_of(t);
-            any |= relax_line(d + b, cost + b, n, stride);
+            if (relax_line(d + b, cost + b, n, stride)) { any = 1; changed[k] = 1; }
         }
     }
     return any;
@@ -101,11 +108,13 @@ __device__ __forceinline__ int scan_lines(i64* d, const cost_t* cost, long long 
 // loop is grid-strided, so any grid that fits on the device at once is correct. state[0], state[1]: "something
 // changed" flags of alternate sweeps (zero at launch; each is cleared one phase after its last reader); state[2]:
 // sweeps taken; then best_path's out (3 K values). dims: each ROI's (L, H, W); its sinks are
-// sinks[sink_start[k]:sink_start[k + 1]], ROI-local.
+// sinks[sink_start[k]:sink_start[k + 1]], ROI-local. roi_changed: 3 K flags, zero at launch: sweep s marks the ROIs
+// it changed in the s % 3 third, reads the (s - 1) % 3 third to skip the settled ones, and clears the (s + 1) % 3
+// third, last read one sweep before and written one sweep after, each across a grid-wide sync.
 extern "C" __global__ void sweep(i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
                                   int K, int L, int H, int W, const long long* src, const i64* src_cost, int n_src,
                                   const long long* dims, const long long* sinks, const i64* sink_cost,
-                                  const long long* sink_start, int* path, long long* state) {
+                                  const long long* sink_start, int* path, long long* state, int* roi_changed) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     long long tid = grid.thread_rank(), threads = grid.size();
     long long hw = (long long)H * W, total = (long long)K * L * hw;
@@ -118,18 +127,22 @@ extern "C" __global__ void sweep(i64* d, const cost_t* cost_col, const cost_t* c
     long long lines_c = (long long)K * L * H, lines_r = (long long)K * L * W, lines_l = K * hw;
     for (int s = 0;; s++) {
         volatile long long* changed = state + (s & 1);
+        int* now = roi_changed + (s % 3) * K;
+        const int* active = s == 0 ? nullptr : roi_changed + ((s + 2) % 3) * K;
+        for (long long k = tid; k < K; k += threads) roi_changed[((s + 1) % 3) * K + k] = 0;
         int any = 0;
         if (W > 1)
-            any |= scan_lines(d, cost_col, lines_c, W, 1, [=](long long t) { return t * W; }, tid, threads);
+            any |= scan_lines(d, cost_col, lines_c, (long long)L * H, W, 1, [=](long long t) { return t * W; },
+                              active, now, tid, threads);
         grid.sync();
         if (tid == 0) state[(s + 1) & 1] = 0;
         if (H > 1)
-            any |= scan_lines(d, cost_row, lines_r, H, W, [=](long long t) { return (t / W) * hw + t % W; }, tid,
-                              threads);
+            any |= scan_lines(d, cost_row, lines_r, (long long)L * W, H, W,
+                              [=](long long t) { return (t / W) * hw + t % W; }, active, now, tid, threads);
         grid.sync();
         if (L > 1)
-            any |= scan_lines(d, cost_via, lines_l, L, hw, [=](long long t) { return (t / hw) * L * hw + t % hw; },
-                              tid, threads);
+            any |= scan_lines(d, cost_via, lines_l, hw, L, hw,
+                              [=](long long t) { return (t / hw) * L * hw + t % hw; }, active, now, tid, threads);
         if (any) *changed = 1;
         grid.sync();
         if (*changed == 0) {
