@@ -31,9 +31,11 @@ class RouterConfig:
     # The most an ROI margin grows to, in mm (0: the whole board). Wider searches cost time that the boards bound by
     # time want for iterations (benchmarks/CORPUS.md, 2026-11-26).
     roi_margin_max: float = 16.0
-    # Most nets searched together in one engine call; nets of one batch never share a region, so this only trades
-    # memory for speed.
+    # Most nets searched together in one engine call.
     batch_size: int = 16
+    # Nets whose regions overlap may share a batch, each searched against the prices at the batch's start (the others'
+    # routes of the last iteration); off: a batch holds only nets whose regions do not meet (as one after another).
+    batch_overlap: bool = False
     # Track and via sizes: "class" (each net class's, smaller only where a pad or congestion needs it), "compact"
     # (classes no wider than Default at the board's minimum width and smallest via, wider ones at their own), or
     # "smallest" (every net at the board's minimums: the most room, the thinnest copper).

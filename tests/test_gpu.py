@@ -162,7 +162,10 @@ def test_costs_built_on_the_gpu_equal_the_hosts(wall):
         cols = slice(c0, int(rng.integers(c0 + 1, lat.cols + 1)))
         task = SimpleNamespace(net=int(rng.choice([3, 7, 9])), profile=profiles[k % 2])
         own = rng.choice(lat.plane, int(rng.integers(0, 40)), replace=False).astype(np.int64)
-        windows.append(snap.window(task, rows, cols, own, float(rng.choice([0.6, 0.75, 0.8]))))
+        # every other window searches a net whose route the occupancy still holds (batch_overlap)
+        route = SimpleNamespace(cover_track=np.unique(rng.choice(lat.size, 60)), cover_via=np.unique(
+            rng.choice(lat.plane, 20))) if k % 2 else None
+        windows.append(snap.window(task, rows, cols, own, float(rng.choice([0.6, 0.75, 0.8])), route))
     box = (len(lat.layers), max(w.rows.stop - w.rows.start for w in windows),
            max(w.cols.stop - w.cols.start for w in windows))
     requests = [SimpleNamespace(shape=(len(lat.layers), w.rows.stop - w.rows.start, w.cols.stop - w.cols.start),

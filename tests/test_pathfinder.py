@@ -153,6 +153,50 @@ def test_a_wall_blocks_the_nodes_whose_occupancy_reaches_it_and_prices_the_rest(
         assert all(cost[i] == STEP * (1 + occ.track[i]) for i in range(3) if i not in blocked)
 
 
+def test_a_route_left_in_the_occupancy_is_no_price_to_its_own_net(tmp_path):
+    """Nets searched together against one snapshot keep their routes in the occupancy (batch_overlap): the costs a
+    net sees then equal those it sees with its route taken out, in the window and at its portals."""
+    from autorouter.pathfinder import build_tasks, negotiate
+    from autorouter.pathfinder.costs import CostSnapshot, node_penalty, own_cover, roi_costs
+    from autorouter.search.cpu import CpuEngine
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path, nets=6)
+    tasks = build_tasks(board, rules, profiles, lattice, config, xp=np)
+    outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config)
+    occ, task = outcome.context.occ, tasks[2]
+    route = outcome.routes[task.net]
+    occ.hist_track[:] = np.float32(0.4) * (occ.track > 1)
+    rows, cols = slice(2, lattice.rows - 1), slice(1, lattice.cols - 3)
+    portals = task.pins[0].portals.nodes
+    kept = roi_costs(task, lattice, occ, rows, cols, 3.0, config, own=own_cover(lattice, route, rows, cols))
+    kept_at_portals = node_penalty(occ, portals, 3.0, route)
+    occ.add(route, -1)
+    out = roi_costs(task, lattice, occ, rows, cols, 3.0, config)
+    assert all(np.array_equal(a, b) for a, b in zip(kept, out))
+    assert np.array_equal(kept_at_portals, node_penalty(occ, portals, 3.0))
+    assert isinstance(CostSnapshot(lattice, occ, 3.0, config).window(task, rows, cols, None, 0.0, route).own_track,
+                      np.ndarray)
+
+
+def test_nets_searched_together_where_they_overlap_end_legal(tmp_path):
+    """batch_overlap: the nets of an iteration go to the engine in batches whatever their regions; what negotiation
+    ends with is legal and joins every pin of an easy channel, the same each time."""
+    from dataclasses import replace
+    from autorouter.pathfinder import build_tasks, negotiate
+    from autorouter.search.cpu import CpuEngine
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path, nets=6)
+    config = replace(config, batch_overlap=True)
+    runs = []
+    for _ in range(2):
+        tasks = build_tasks(board, rules, profiles, lattice, config, xp=np)
+        outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config)
+        occ = outcome.context.occ
+        assert all(occ.conflicts(r) == 0 for r in outcome.routes.values())
+        assert all(len(outcome.routes[t.net].connections) == t.connections for t in tasks)
+        assert outcome.context.rois > outcome.context.launches
+        runs.append([np.concatenate(outcome.routes[t.net].paths) for t in tasks])
+    assert all(np.array_equal(a, b) for a, b in zip(*runs))
+
+
 def test_negotiation_cut_by_its_deadline_still_ends_legal(tmp_path):
     """until: past it no batch is routed again, but what was routed is settled (conflicts dropped, the nets that
     lost connections repaired) and what was not is named as cut by the time limit."""

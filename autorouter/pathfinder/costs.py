@@ -12,6 +12,7 @@ import numpy as np
 from ..lattice.grid import disc_offsets
 from ..lattice.obstacles import FREE
 from ..search.constants import BLOCKED, COST_CAP, STEP
+from .congestion import in_sorted
 
 
 @dataclass
@@ -26,8 +27,12 @@ class CostSnapshot:
     wall: int = 0               # occupancy at which another net's cover is a wall, not a cost (0: never)
     device: object = None
 
-    def window(self, task, rows: slice, cols: slice, own_vias: np.ndarray, via_gap: float) -> "WindowCosts":
-        return WindowCosts(self, task, rows, cols, own_vias, via_gap)
+    def window(self, task, rows: slice, cols: slice, own_vias: np.ndarray, via_gap: float,
+               own=None) -> "WindowCosts":
+        """own: the net's route as the occupancy still holds it (nets searched together against one snapshot), whose
+        cover is no price to the net itself."""
+        track, via = own_cover(self.lattice, own, rows, cols)
+        return WindowCosts(self, task, rows, cols, own_vias, via_gap, track, via)
 
 
 @dataclass
@@ -39,6 +44,8 @@ class WindowCosts:
     cols: slice
     own_vias: np.ndarray              # the net's via sites so far (flat row/col)
     via_gap: float                    # how close a new via may come to one of them
+    own_track: np.ndarray = None      # the occupancy's count of the net's own cover here (sorted flat nodes, and
+    own_via: np.ndarray = None        # flat row/col sites in the window): none but the net's own, so not counted
     _arrays: tuple | None = field(default=None, repr=False)
 
     @property
@@ -50,23 +57,28 @@ class WindowCosts:
         if self._arrays is None:
             s = self.snapshot
             self._arrays = roi_costs(self.task, s.lattice, s.occ, self.rows, self.cols, s.pres, s.config,
-                                     self.own_vias, self.via_gap, s.wall)
+                                     self.own_vias, self.via_gap, s.wall, (self.own_track, self.own_via))
         return self._arrays
 
 
 def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config, own_vias=None, via_gap: float = 0.0,
-              wall: int = 0):
+              wall: int = 0, own=(None, None)):
     """(cost_col, cost_row, cost_via) int64 arrays of shape (layers, rows, cols) for task's net in the window.
 
     own_vias (flat row/col indices) are the net's vias so far: a new via may reuse one, but not sit closer to it than
     via_gap (hole to hole applies within a net too). wall: a node whose occupancy reaches it is a wall, not a cost
-    (1: every other net's cover; 0: none)."""
+    (1: every other net's cover; 0: none). own: (flat nodes, flat row/col sites) of the window where the occupancy
+    counts the net's own cover once (own_cover), taken off."""
     L = len(lattice.layers)
     net, profile = task.net, task.profile
     owner = profile.track_owner[:, rows, cols]
     legal = (owner == FREE) | (owner == net)
     shape3 = (L, lattice.rows, lattice.cols)
     crowd = occ.track.reshape(shape3)[:, rows, cols]
+    if own[0] is not None and own[0].size:
+        crowd = crowd.copy()
+        l, r, c = lattice.unravel(own[0])
+        crowd[l, r - rows.start, c - cols.start] -= 1
     hist = occ.hist_track.reshape(shape3)[:, rows, cols]
     mult = (1.0 + hist) * (1.0 + pres * crowd)
     if wall:
@@ -80,6 +92,10 @@ def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config,
     vowner = profile.via_owner[rows, cols]
     via_ok = (vowner == FREE) | (vowner == net)
     crowd_v = occ.via.reshape(lattice.rows, lattice.cols)[rows, cols]
+    if own[1] is not None and own[1].size:
+        crowd_v = crowd_v.copy()
+        r, c = np.divmod(own[1], lattice.cols)
+        crowd_v[r - rows.start, c - cols.start] -= 1
     hist_v = occ.hist_via.reshape(lattice.rows, lattice.cols)[rows, cols]
     vmult = (1.0 + hist_v) * (1.0 + pres * crowd_v)
     via = np.minimum(np.rint(config.via_cost * STEP * vmult), COST_CAP)[None] + np.zeros((L, 1, 1))
@@ -111,7 +127,22 @@ def stub_cost(length_mm: np.ndarray, pitch: float) -> np.ndarray:
     return np.rint(np.asarray(length_mm) / pitch * STEP).astype(np.int64)
 
 
-def node_penalty(occ, nodes: np.ndarray, pres: float) -> np.ndarray:
-    """What congestion adds to entering these nodes; charged to portal sources, which are never entered."""
-    mult = (1.0 + occ.hist_track[nodes]) * (1.0 + pres * occ.track[nodes])
+def own_cover(lattice, route, rows: slice, cols: slice) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The route's cover inside the window: its track cover (sorted flat nodes) and via cover (flat row/col)."""
+    if route is None:
+        return None, None
+    _, r, c = lattice.unravel(route.cover_track)
+    track = route.cover_track[(r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)]
+    r, c = np.divmod(route.cover_via, lattice.cols)
+    via = route.cover_via[(r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)]
+    return track, via
+
+
+def node_penalty(occ, nodes: np.ndarray, pres: float, own=None) -> np.ndarray:
+    """What congestion adds to entering these nodes; charged to portal sources, which are never entered. own: the
+    net's route still in the occupancy, whose cover is not counted."""
+    crowd = occ.track[nodes]
+    if own is not None:
+        crowd = crowd - in_sorted(own.cover_track, nodes)
+    mult = (1.0 + occ.hist_track[nodes]) * (1.0 + pres * crowd)
     return np.minimum(np.rint(STEP * (mult - 1.0)), COST_CAP).astype(np.int64)

@@ -65,18 +65,24 @@ class DeviceCosts:
 
     def table(self, windows: list) -> np.ndarray:
         """What the kernel needs from the host for a batch of WindowCosts, as one int64 array: per ROI (first row,
-        first col, rows, cols, net, track owner map, via owner map, first own via, own vias, via gap's float64
-        bits), then the own via sites near enough to matter, as flat (row, col) indices."""
-        rows, sites = [], []
+        first col, rows, cols, net, track owner map, via owner map, then where its lists start and how long they
+        are: the own via sites near enough to matter (with the via gap's float64 bits), the own track cover and the
+        own via cover the occupancy still counts), then the lists."""
+        rows, lists = [], []
         n = 0
+
+        def listed(values) -> tuple[int, int]:
+            nonlocal n
+            values = np.zeros(0, np.int64) if values is None else values
+            lists.append(values)
+            n += values.size
+            return n - values.size, values.size
         for w in windows:
-            near = near_window(self.occ.lattice, w)
+            near = listed(near_window(self.occ.lattice, w))
             rows.append((w.rows.start, w.cols.start, w.rows.stop - w.rows.start, w.cols.stop - w.cols.start,
-                         w.task.net, *self.owners(w.task.profile), n, near.size,
-                         np.float64(w.via_gap).view(np.int64)))
-            sites.append(near)
-            n += near.size
-        return np.concatenate([np.array(rows, dtype=np.int64).ravel()] + sites).astype(np.int64)
+                         w.task.net, *self.owners(w.task.profile), *near, np.float64(w.via_gap).view(np.int64),
+                         *listed(w.own_track), *listed(w.own_via)))
+        return np.concatenate([np.array(rows, dtype=np.int64).ravel()] + lists).astype(np.int64)
 
     def fill(self, table, windows: list, shape: tuple[int, int, int, int]):
         """The padded int32 (col, row, via) cost arrays of a batch of WindowCosts of one CostSnapshot, whose

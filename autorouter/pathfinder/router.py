@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..search import BLOCKED, RoiRequest, SearchStopped
-from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii
+from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii, in_sorted
 from .costs import CostSnapshot, node_penalty, stub_cost
 from .device_costs import prices_for
 from .nets import NetTask, mark_conflicts
@@ -113,12 +113,17 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     out_of_time = stop_by(should_stop, until)
     while iteration < config.max_iterations:
         iteration += 1
-        for batch in disjoint_batches(pending, lattice, ctx):
-            for t in batch:
-                if t.net in routes:
-                    occ.add(routes[t.net], -1)
-            for t, route in zip(batch, route_batch(batch, ctx)):
-                old = routes.get(t.net)
+        for batch in batches(pending, lattice, ctx, routes):
+            # every net of a batch is searched against the same prices: its own route is left in the occupancy
+            # (and not counted against it) where the batch's nets may meet, so that each sees where the others were
+            olds = [routes.get(t.net) for t in batch]
+            if not config.batch_overlap:
+                for old in olds:
+                    if old is not None:
+                        occ.add(old, -1)
+            for t, old, route in zip(batch, olds, route_batch(batch, ctx, olds if config.batch_overlap else None)):
+                if old is not None and config.batch_overlap:
+                    occ.add(old, -1)
                 if old is not None and should_stop() and len(route.connections) < len(old.connections):
                     route = old             # stopped part-way: the last full attempt joins more pins
                 else:
@@ -271,6 +276,60 @@ def nets_in_conflict(tasks, routes, occ) -> list[NetTask]:
         or np.isin(shared_v, routes[t.net].cover_via, assume_unique=True).any())]
 
 
+def batches(tasks: list[NetTask], lattice, ctx, routes=None) -> list[list[NetTask]]:
+    """The nets of an iteration in batches of config.batch_size, in the given order: where config.batch_overlap,
+    wherever they lie (each is searched against the prices at its batch's start, as the parallel PathFinder variants
+    do: many searches per engine launch), but no two nets in conflict now in one batch (each would move as if the
+    other stayed, and both would come back); else disjoint_batches."""
+    if not ctx.config.batch_overlap:
+        return disjoint_batches(tasks, lattice, ctx)
+    size = ctx.config.batch_size
+    partners = conflict_partners([t.net for t in tasks], routes or {}, ctx.occ)
+    out: list[tuple[list[NetTask], set[int]]] = []
+    for t in tasks:
+        apart = partners.get(t.net, set())
+        for members, nets in out:
+            if len(members) < size and not apart & nets:
+                break
+        else:
+            members, nets = [], set()
+            out.append((members, nets))
+        members.append(t)
+        nets.add(t.net)
+    return [members for members, _ in out]
+
+
+def conflict_partners(nets: list[int], routes: dict[int, NetRoute], occ) -> dict[int, set[int]]:
+    """net -> the nets among these it conflicts with now (a track node or via of one in the other's cover)."""
+    size = occ.lattice.size
+    nets = [n for n in nets if n in routes]
+    # track nodes and via sites as one key space: a site is keyed past the last node
+    on = [np.concatenate([routes[n].nodes(), routes[n].via_sites(occ.lattice) + size]) for n in nets]
+    crowd = np.concatenate([occ.track, occ.via])
+    shared = np.unique(np.concatenate([k[crowd[k] > 1] for k in on])) if on else np.zeros(0, np.int64)
+    if not shared.size:
+        return {}
+    at, by = [], []                # (shared key, net) where the key is on a net's route, and in a net's cover
+    for i, n in enumerate(nets):
+        cover = np.concatenate([routes[n].cover_track, routes[n].cover_via + size])
+        at.append(np.flatnonzero(in_sorted(on[i], shared)))
+        by.append(np.flatnonzero(in_sorted(cover, shared)))
+    on_key, on_net = np.concatenate(at), np.repeat(np.arange(len(nets)), [a.size for a in at])
+    cover_key, cover_net = np.concatenate(by), np.repeat(np.arange(len(nets)), [b.size for b in by])
+    order = np.argsort(cover_key, kind="stable")
+    cover_key, cover_net = cover_key[order], cover_net[order]
+    lo, hi = np.searchsorted(cover_key, on_key, "left"), np.searchsorted(cover_key, on_key, "right")
+    count = hi - lo
+    first = np.repeat(on_net, count)
+    second = cover_net[np.repeat(lo, count) + np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)]
+    partners: dict[int, set[int]] = {}
+    for a, b in zip(first.tolist(), second.tolist()):
+        if a != b:
+            partners.setdefault(nets[a], set()).add(nets[b])
+            partners.setdefault(nets[b], set()).add(nets[a])
+    return partners
+
+
 def disjoint_batches(tasks: list[NetTask], lattice, ctx) -> list[list[NetTask]]:
     """Batches of nets whose regions (pins plus the ROI margin) do not overlap, in the given order: nets of one batch
     cannot meet, so searching them together against one cost snapshot routes them as one after another would."""
@@ -328,10 +387,13 @@ class Growing:
     # them again for every connection
     pin_sources: tuple = (np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 2), np.int64))
     pins_in_sources: int = 0
+    own: NetRoute | None = None     # the net's route that the occupancy still holds: no price to the net itself
 
 
-def route_batch(batch: list[NetTask], ctx: Context) -> list[NetRoute]:
-    growing = [Growing(t, NetRoute(), [0]) for t in batch]
+def route_batch(batch: list[NetTask], ctx: Context, own: list | None = None) -> list[NetRoute]:
+    """Route each net of the batch from scratch, all against the prices as they stand. own: each net's route
+    where the occupancy still holds it (None: it was taken out), so that the net does not pay for itself."""
+    growing = [Growing(t, NetRoute(), [0], own=o) for t, o in zip(batch, own or [None] * len(batch))]
     for g in growing:
         if g.task.pins[0].portals.nodes.size == 0:
             g.route.failed.append(unreachable(g.task.pins[0]))
@@ -392,12 +454,12 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
     for g in ready:
         src, src_len, src_refs, tree_size = tree_sources(g)
         src_cost = stub_cost(src_len, lat.pitch)
-        src_cost[tree_size:] += node_penalty(ctx.occ, src[tree_size:], ctx.pres)
+        src_cost[tree_size:] += node_penalty(ctx.occ, src[tree_size:], ctx.pres, g.own)
         sink = g.task.pins[j].portals
         rows, cols = roi_window(lat, np.concatenate([nearest_sources(lat, src, sink.nodes), sink.nodes]),
                                 ctx.margin(g.task.net), full)
         via_gap = g.task.rules.via_drill + ctx.rules.hole_to_hole + ctx.config.clearance_margin
-        costs = snapshot.window(g.task, rows, cols, g.route.via_sites(lat), via_gap)
+        costs = snapshot.window(g.task, rows, cols, g.route.via_sites(lat), via_gap, g.own)
         if ctx.wall:
             # a portal inside a wall is no way out either
             src_cost = np.where(ctx.occ.track[src] >= ctx.wall, BLOCKED, src_cost)
