@@ -197,6 +197,30 @@ def test_nets_searched_together_where_they_overlap_end_legal(tmp_path):
     assert all(np.array_equal(a, b) for a, b in zip(*runs))
 
 
+def test_nets_in_conflict_with_each_other_never_share_a_batch(tmp_path):
+    """Routed blind to each other, the channel's nets conflict; batch_overlap puts no two of them that conflict in
+    one batch, and every net in one."""
+    from dataclasses import replace
+    from autorouter.pathfinder import build_tasks
+    from autorouter.pathfinder.congestion import class_radii
+    from autorouter.pathfinder.router import Context, batches, conflict_partners, route_batch
+    from autorouter.search.cpu import CpuEngine
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path, nets=6)
+    config = replace(config, batch_overlap=True, batch_size=4)
+    tasks = build_tasks(board, rules, profiles, lattice, config, xp=np)
+    occ = Occupancy(lattice)
+    ctx = Context(lattice, occ, CpuEngine(64), config, rules)
+    routes = dict(zip([t.net for t in tasks], route_batch(tasks, ctx)))
+    for t in tasks:
+        occ.footprint(routes[t.net], lambda size: class_radii(size, rules, config.clearance_margin))
+        occ.add(routes[t.net], +1)
+    partners = conflict_partners([t.net for t in tasks], routes, occ)
+    assert partners and all(a in partners[b] for a in partners for b in partners[a])
+    groups = batches(tasks, lattice, ctx, routes)
+    assert sorted(t.net for g in groups for t in g) == sorted(t.net for t in tasks)
+    assert all(len(g) <= 4 and not any(b.net in partners.get(a.net, ()) for a in g for b in g) for g in groups)
+
+
 def test_negotiation_cut_by_its_deadline_still_ends_legal(tmp_path):
     """until: past it no batch is routed again, but what was routed is settled (conflicts dropped, the nets that
     lost connections repaired) and what was not is named as cut by the time limit."""

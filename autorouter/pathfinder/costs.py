@@ -44,8 +44,10 @@ class WindowCosts:
     cols: slice
     own_vias: np.ndarray              # the net's via sites so far (flat row/col)
     via_gap: float                    # how close a new via may come to one of them
-    own_track: np.ndarray = None      # the occupancy's count of the net's own cover here (sorted flat nodes, and
-    own_via: np.ndarray = None        # flat row/col sites in the window): none but the net's own, so not counted
+    # the net's own cover in the window where the occupancy still counts it (sorted flat nodes, flat row/col
+    # sites): no price to the net itself
+    own_track: np.ndarray | None = None
+    own_via: np.ndarray | None = None
     _arrays: tuple | None = field(default=None, repr=False)
 
     @property

@@ -114,15 +114,15 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     while iteration < config.max_iterations:
         iteration += 1
         for batch in batches(pending, lattice, ctx, routes):
-            # every net of a batch is searched against the same prices: its own route is left in the occupancy
-            # (and not counted against it) where the batch's nets may meet, so that each sees where the others were
-            olds = [routes.get(t.net) for t in batch]
-            if not config.batch_overlap:
-                for old in olds:
-                    if old is not None:
-                        occ.add(old, -1)
-            for t, old, route in zip(batch, olds, route_batch(batch, ctx, olds if config.batch_overlap else None)):
-                if old is not None and config.batch_overlap:
+            # every net of a batch is searched against the same prices; where the batch's nets may meet
+            # (batch_overlap), each net's route stays in the occupancy for the others to see, not counted against
+            # itself, until the batch is committed
+            overlap, olds = config.batch_overlap, [routes.get(t.net) for t in batch]
+            for old in olds:
+                if old is not None and not overlap:
+                    occ.add(old, -1)
+            for t, old, route in zip(batch, olds, route_batch(batch, ctx, olds if overlap else None)):
+                if old is not None and overlap:
                     occ.add(old, -1)
                 if old is not None and should_stop() and len(route.connections) < len(old.connections):
                     route = old             # stopped part-way: the last full attempt joins more pins
@@ -276,7 +276,7 @@ def nets_in_conflict(tasks, routes, occ) -> list[NetTask]:
         or np.isin(shared_v, routes[t.net].cover_via, assume_unique=True).any())]
 
 
-def batches(tasks: list[NetTask], lattice, ctx, routes=None) -> list[list[NetTask]]:
+def batches(tasks: list[NetTask], lattice, ctx, routes: dict[int, NetRoute]) -> list[list[NetTask]]:
     """The nets of an iteration in batches of config.batch_size, in the given order: where config.batch_overlap,
     wherever they lie (each is searched against the prices at its batch's start, as the parallel PathFinder variants
     do: many searches per engine launch), but no two nets in conflict now in one batch (each would move as if the
@@ -284,7 +284,7 @@ def batches(tasks: list[NetTask], lattice, ctx, routes=None) -> list[list[NetTas
     if not ctx.config.batch_overlap:
         return disjoint_batches(tasks, lattice, ctx)
     size = ctx.config.batch_size
-    partners = conflict_partners([t.net for t in tasks], routes or {}, ctx.occ)
+    partners = conflict_partners([t.net for t in tasks], routes, ctx.occ)
     out: list[tuple[list[NetTask], set[int]]] = []
     for t in tasks:
         apart = partners.get(t.net, set())

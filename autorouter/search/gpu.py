@@ -87,8 +87,9 @@ class GpuEngine:
 
     def search(self, requests: list[RoiRequest], keep_dist: bool = False, should_stop=None) -> list[RoiResult]:
         """The requests go to the device in groups of similar sizes (similar_sizes), each padded into one box. Out
-        of device memory, a group is split in halves, and a single ROI that still does not fit goes to the CPU engine; any other CUDA error sends this batch and every later one to the CPU. The routes are the same.
-        A search on the device takes milliseconds: only one on the CPU looks at should_stop."""
+        of device memory, a group is split in halves, and a single ROI that still does not fit goes to the CPU
+        engine; any other CUDA error sends this group and every later one to the CPU. The routes are the same. A
+        search on the device takes milliseconds: only one on the CPU looks at should_stop."""
         results: list = [None] * len(requests)
         for group in similar_sizes(requests):
             for k, result in zip(group, self.search_padded([requests[k] for k in group], keep_dist, should_stop)):
@@ -96,7 +97,7 @@ class GpuEngine:
         return results
 
     def search_padded(self, requests: list[RoiRequest], keep_dist: bool = False, should_stop=None) -> list[RoiResult]:
-        """search() of requests searched in one padded box."""
+        """search() of requests that share one padded box."""
         if not requests:
             return []
         import cupy
