@@ -283,20 +283,21 @@ def batches(tasks: list[NetTask], lattice, ctx, routes: dict[int, NetRoute]) -> 
     other stayed, and both would come back); else disjoint_batches."""
     if not ctx.config.batch_overlap:
         return disjoint_batches(tasks, lattice, ctx)
-    size = ctx.config.batch_size
     partners = conflict_partners([t.net for t in tasks], routes, ctx.occ)
-    out: list[tuple[list[NetTask], set[int]]] = []
+    return first_fit(tasks, ctx.config.batch_size, lambda a, b: b.net in partners.get(a.net, ()))
+
+
+def first_fit(tasks: list[NetTask], size: int, clash) -> list[list[NetTask]]:
+    """Each task, in order, into the first batch with room that holds no task it clashes with (clash(a, b))."""
+    out: list[list[NetTask]] = []
     for t in tasks:
-        apart = partners.get(t.net, set())
-        for members, nets in out:
-            if len(members) < size and not apart & nets:
+        for members in out:
+            if len(members) < size and not any(clash(t, m) for m in members):
+                members.append(t)
                 break
         else:
-            members, nets = [], set()
-            out.append((members, nets))
-        members.append(t)
-        nets.add(t.net)
-    return [members for members, _ in out]
+            out.append([t])
+    return out
 
 
 def conflict_partners(nets: list[int], routes: dict[int, NetRoute], occ) -> dict[int, set[int]]:
@@ -333,21 +334,13 @@ def conflict_partners(nets: list[int], routes: dict[int, NetRoute], occ) -> dict
 def disjoint_batches(tasks: list[NetTask], lattice, ctx) -> list[list[NetTask]]:
     """Batches of nets whose regions (pins plus the ROI margin) do not overlap, in the given order: nets of one batch
     cannot meet, so searching them together against one cost snapshot routes them as one after another would."""
-    config = ctx.config
-    batches: list[tuple[list[NetTask], list[tuple]]] = []
+    boxes = {}
     for t in tasks:
         margin = ctx.margin(t.net) + lattice.pitch
         xs = [p.x for pin in t.pins for p in pin.pads]
         ys = [p.y for pin in t.pins for p in pin.pads]
-        box = (min(xs) - margin, min(ys) - margin, max(xs) + margin, max(ys) + margin)
-        for members, boxes in batches:
-            if len(members) < config.batch_size and not any(overlap(box, b) for b in boxes):
-                members.append(t)
-                boxes.append(box)
-                break
-        else:
-            batches.append(([t], [box]))
-    return [members for members, _ in batches]
+        boxes[id(t)] = (min(xs) - margin, min(ys) - margin, max(xs) + margin, max(ys) + margin)
+    return first_fit(tasks, ctx.config.batch_size, lambda a, b: overlap(boxes[id(a)], boxes[id(b)]))
 
 
 def overlap(a, b) -> bool:
