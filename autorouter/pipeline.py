@@ -19,6 +19,7 @@ from .config import RouterConfig
 from .lattice import build_obstacles, choose_pitch, make_lattice
 from .lattice.align import aligned_pitch, ball_grid
 from .lattice.grid import Lattice
+from .lattice.portals import crossings
 from .lattice.raster import nodes_inside
 from .board.connectivity import pad_groups
 from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, reconnect
@@ -252,6 +253,16 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         tasks.extend(extra)
         return failed
 
+    def stubs_clear(net: int, before: list) -> bool:
+        """Whether the stubs of the net's connections not in `before` (those a way was just made for) keep clear of
+        every other net's tracks as they now stand: the nets that stepped aside did so on the lattice, which does not
+        see stubs exactly."""
+        new = [c for c in outcome.routes[net].connections if all(c is not b for b in before)]
+        stubs = [(s, c.size) for c in new for s in c.stubs]
+        return not any(crossings([s.points for s, _ in stubs], [s.layer for s, _ in stubs], net,
+                                 [size.track_width for _, size in stubs], lattice, copper_now()[0],
+                                 rules.max_clearance))
+
     for round_ in range(FINISH_ROUNDS + 1):
         tracks, vias, pieces, groups = copper_now(forget_others=True)
         apart = apart_in(groups)
@@ -270,7 +281,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
                                                                                    groups, relief), not stopping)
         failed = rejoin(apart)
         if failed:
-            make_ways(failed, outcome, now, tried, rejoin)
+            make_ways(failed, outcome, now, tried, rejoin, stubs_clear)
 
 
 def feed_reliefs(board, rules, config, scope, starved_before, joined: Joined, stitch: bool = True) -> Joined:
@@ -313,13 +324,14 @@ def with_copper(board, rules, joined: Joined, tracks, vias) -> Joined:
                            relief_fills=relief_fill(board, rules, tracks, vias, since=(joined.relief_fills, changed)))
 
 
-def make_ways(failed: list, outcome, now, tried: set, rejoin) -> None:
+def make_ways(failed: list, outcome, now, tried: set, rejoin, stubs_clear) -> None:
     """Each task that found no legal way makes one through the few nets in its way (finishing.make_way): all its
     joins at once, else one at a time. A way is kept only when the board, zone fills included, then misses no more
     joins (now(): the joins missing and the nets apart): the nets that step aside can cut a plane's fill elsewhere,
     which make_way does not see, and give up late joins that the new way crosses: the nets left apart so are joined
-    again (rejoin(names)) before the way is judged. tried: the joins already tried (net, sizes and pads), each tried
-    once: a way costs a local negotiation."""
+    again (rejoin(names)) before the way is judged; and only when the stubs of its new joins keep clear of the
+    tracks as they end (stubs_clear(net, its connections before)). tried: the joins already tried (net, sizes and
+    pads), each tried once: a way costs a local negotiation."""
     fewest, apart = None, set()
 
     def made(task) -> bool:
@@ -335,6 +347,9 @@ def make_ways(failed: list, outcome, now, tried: set, rejoin) -> None:
         before = Best()
         before.offer(outcome.routes)
         if not make_way(task, outcome):          # undone: the board is as it was
+            return False
+        if not stubs_clear(task.net, before.routes.get(task.net, NetRoute()).connections):
+            before.restore(outcome.routes, outcome.context.occ)
             return False
         missing, apart_after = now()
         if missing > fewest and apart_after - apart:

@@ -56,6 +56,27 @@ def test_a_wide_net_sees_a_narrow_neighbour_the_narrow_cover_misses():
     assert occ.conflicts_with_others(wide)                 # ... but the narrow net is inside the wide one's
 
 
+def test_a_strict_search_is_kept_from_where_its_own_cover_would_reach_others():
+    # where other nets are walls, the search sees only their covers; the nodes a wide net's own cover would reach a
+    # narrow neighbour from (Occupancy.reached_by) are exactly those where a route would conflict with it
+    lat = make_lattice((0, 0, 10, 10), ["F.Cu", "B.Cu"], 0.2)
+    occ = Occupancy(lat)
+    narrow = NetRoute([straight(lat, 0, 10, 2, 20)])
+    occ.footprint(narrow, lambda size: class_radii(NARROW, RULES, 0.01))
+    occ.add(narrow, +1)
+    radii = class_radii(WIDE, RULES, 0.01)
+    track, via = occ.reached_by(radii, np.flatnonzero(occ.centres), np.flatnonzero(occ.via_centres))
+    assert track.size > (occ.track > 0).sum()              # farther than the narrow net's own cover
+    for node in lat.index(0, np.arange(5, 16), 11).tolist() + lat.index(1, np.arange(5, 16), 11).tolist():
+        probe = NetRoute([Connection(np.array([node], np.int64))])
+        occ.footprint(probe, lambda size: radii)
+        assert occ.conflicts_with_others(probe) == (node in track), node
+    site = lat.index(0, 13, 11)
+    hop = NetRoute([Connection(np.array([site, site + lat.plane], np.int64))])      # a via
+    occ.footprint(hop, lambda size: radii)
+    assert occ.conflicts_with_others(hop) and site in via
+
+
 class AnyEngine:
     """A search engine known only by the search interface: CPU searches, under a name the pathfinder must not read
     (engine.name is for reports)."""

@@ -45,6 +45,11 @@ class Portals:
         if not self.blocks:
             self.blocks = [EMPTY] * self.nodes.size
 
+    def subset(self, keep: np.ndarray) -> "Portals":
+        """The portals where keep (a mask) is true."""
+        return Portals(self.nodes[keep], self.length[keep], self.target[keep], self.pad[keep], self.bend[keep],
+                       [b for b, k in zip(self.blocks, keep) if k])
+
     def points(self, k: int, lattice: Lattice) -> tuple:
         """The stub of portal k as a polyline in mm: pad point, the bend if any, the node."""
         x, y = lattice.node_xy(int(self.nodes[k]))
@@ -270,24 +275,46 @@ def mark_stub_conflicts(pins_by_net: list[tuple[int, float, float, list]], latti
         owners[o][3].blocks = found
 
 
-def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tracks, gap: float) -> Portals:
-    """The portals whose stubs keep clear of `tracks` (routed already) of other nets: the half widths plus `gap`."""
+def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tracks,
+                  gap: float) -> tuple[Portals, Portals, frozenset]:
+    """The portals whose stubs keep clear of `tracks` (routed already) of other nets: the half widths plus `gap`.
+    Where no stub does, also the pin's way in through the fewest of those nets: the portals whose stubs cross the
+    tracks of the fewest nets, and those nets (finishing may ask them to move: make_way); else no portals, no nets."""
+    crossed = stub_crossings(portals, net, width, lattice, tracks, gap)
+    count = np.array([len(c) for c in crossed], np.int64)
+    if not count.size or (count == 0).any():
+        return portals.subset(count == 0), portals.subset(np.zeros(count.size, bool)), frozenset()
+    fewest = count == count.min()
+    return (portals.subset(np.zeros(count.size, bool)), portals.subset(fewest),
+            frozenset().union(*(c for c, f in zip(crossed, fewest) if f)))
+
+
+def stub_crossings(portals: Portals, net: int, width: float, lattice: Lattice, tracks, gap: float) -> list[set[int]]:
+    """Per portal, the other nets whose tracks its stub comes nearer to than the half widths plus `gap`."""
+    return crossings([portals.points(k, lattice) for k in range(portals.nodes.size)], portals.nodes // lattice.plane,
+                     net, width, lattice, tracks, gap)
+
+
+def crossings(polylines: list, layers, net: int, width, lattice: Lattice, tracks, gap: float) -> list[set[int]]:
+    """Per polyline (points in mm, a track of `width` on lattice layer layers[i]), the other nets whose tracks come
+    nearer to it than the half widths plus `gap`."""
+    crossed: list[set[int]] = [set() for _ in polylines]
     others = [t for t in tracks if t.net != net]
-    if not others or not portals.nodes.size:
-        return portals
+    if not others or not polylines:
+        return crossed
     bodies = np.array([shapely.LineString([t.start, t.end]) for t in others], dtype=object)
     widths = np.array([t.width for t in others])
     layer_of = {name: i for i, name in enumerate(lattice.layers)}
     on = np.array([layer_of.get(t.layer, -1) for t in others])
-    lines = np.array([shapely.LineString(portals.points(k, lattice)) for k in range(portals.nodes.size)], dtype=object)
-    k, j = STRtree(bodies).query(lines, predicate="dwithin", distance=gap + (width + widths.max()) / 2)
-    same = on[j] == portals.nodes[k] // lattice.plane
+    lines = np.array([shapely.LineString(p) for p in polylines], dtype=object)
+    width = np.broadcast_to(np.asarray(width, np.float64), (len(polylines),))
+    k, j = STRtree(bodies).query(lines, predicate="dwithin", distance=gap + (width.max() + widths.max()) / 2)
+    same = on[j] == np.asarray(layers)[k]
     k, j = k[same], j[same]
-    near = shapely.distance(lines[k], bodies[j]) < gap + (width + widths[j]) / 2
-    keep = np.ones(portals.nodes.size, bool)
-    keep[k[near]] = False
-    return Portals(portals.nodes[keep], portals.length[keep], portals.target[keep], portals.pad[keep],
-                   portals.bend[keep], [b for b, k in zip(portals.blocks, keep) if k] if portals.blocks else [])
+    near = shapely.distance(lines[k], bodies[j]) < gap + (width[k] + widths[j]) / 2
+    for a, b in zip(k[near].tolist(), j[near].tolist()):
+        crossed[a].add(others[b].net)
+    return crossed
 
 
 PLANE_SPACING_MM = 0.4     # spacing of the nodes a net may join its own zone fill at

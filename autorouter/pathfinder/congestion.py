@@ -200,6 +200,20 @@ class Occupancy:
         route.cover_track = union(track, lat.size) if track else np.zeros(0, np.int64)
         route.cover_via = union(via, lat.plane) if via else np.zeros(0, np.int64)
 
+    def reached_by(self, radii: Radii, centres: np.ndarray, sites: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The track nodes and via sites where a route with these cover radii would hold one of these track nodes
+        (centres, flat) or vias (sites, flat row/col) in its cover: a conflict counts either way, and a wider net's
+        cover reaches farther than a narrower neighbour's, so its search must be kept from them as well."""
+        lat = self.lattice
+        all_layers = np.arange(len(lat.layers))
+        layer, row, col = lat.unravel(centres)
+        srow, scol = np.divmod(sites, lat.cols)
+        track = union([spread(lat, layer, row, col, self.disc(radii.track_track)),
+                       spread(lat, None, srow, scol, self.disc(radii.track_via), all_layers)], lat.size)
+        via = union([spread(lat, None, row, col, self.disc(radii.via_track)),
+                     spread(lat, None, srow, scol, self.disc(radii.via_via))], lat.plane)
+        return track, via
+
     def add(self, route: NetRoute, sign: int) -> None:
         """Add (sign +1) or remove (-1) a route's footprint: the same arrays, both ways."""
         self.track[route.cover_track] += sign

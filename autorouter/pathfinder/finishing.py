@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..lattice.portals import mark_stub_conflicts
 from .congestion import NetRoute, Occupancy, in_sorted
 from .nets import NetTask
 from .router import Context, Negotiation, nets_in_conflict, route_batch, stop_by
@@ -82,14 +83,20 @@ def join(t: NetTask, routes: dict[int, NetRoute], ctx: Context) -> int:
 
 def make_way(t: NetTask, outcome: Negotiation) -> bool:
     """Join t's connections through the few nets in their way (those its search crosses when other nets are prices,
-    not walls), then negotiate those nets again among themselves, everything else frozen (giving up the late joins
-    of theirs that the new joins cross, for the caller to search again); undone unless the board ends with more
-    connections. Returns whether it was kept."""
+    not walls, and those whose tracks cross the stubs of a pin with no other way in: through_others), then negotiate
+    those nets again among themselves, everything else frozen (giving up the late joins of theirs that the new joins
+    cross, for the caller to search again); undone unless the board ends with more connections. Returns whether it
+    was kept. The lattice does not see stubs exactly: where t took a way through others' tracks, the caller checks
+    its stubs against the tracks as they end (portals.crossings)."""
     routes, ctx = outcome.routes, outcome.context
     occ = ctx.occ
     own = routes[t.net]
     by_net = {task.net: task for task in outcome.tasks}
+    t, crossed = through_others(t)
     in_way = in_the_way(t, routes, occ, ctx)
+    in_way += [n for n in sorted(crossed) if n not in in_way]
+    if crossed:
+        through_blocks(t, [by_net[n] for n in in_way if n in by_net], ctx.lattice)
     if not in_way or len(in_way) >= MAX_MOVED or not all(n in by_net for n in in_way):
         ctx.wall = 0
         return False
@@ -108,6 +115,28 @@ def make_way(t: NetTask, outcome: Negotiation) -> bool:
         routes[t.net] = saved
     ctx.wall = 0
     return kept
+
+
+def through_others(t: NetTask) -> tuple[NetTask, frozenset]:
+    """t with each pin that the tracks made so far leave no portal given its way in through the fewest other nets'
+    tracks (Pin.through), and those nets: they must step aside for its stubs."""
+    pins, crossed = [], frozenset()
+    for pin in t.pins:
+        if not pin.portals.nodes.size and pin.through is not None and pin.through.nodes.size:
+            crossed |= pin.crossed
+            pin = replace(pin, portals=pin.through)
+        pins.append(pin)
+    return (replace(t, pins=pins), crossed) if crossed else (t, crossed)
+
+
+def through_blocks(t: NetTask, others: list[NetTask], lattice) -> None:
+    """The portal nodes of the other tasks that the stubs of t's ways in through them rule out (portals.blocks),
+    so that t's route covers them and those nets must leave them: such a way was kept apart from the portals of the
+    other nets when it was found. Theirs stay as they were (copies are marked)."""
+    through = [pin.portals for pin in t.pins if pin.through is pin.portals]
+    mark_stub_conflicts([(t.net, t.rules.track_width, t.rules.clearance, through)]
+                        + [(o.net, o.rules.track_width, o.rules.clearance, [replace(pin.portals) for pin in o.pins])
+                           for o in others], lattice)
 
 
 def make_room(outcome: Negotiation, report=lambda event: None, until: float | None = None) -> None:
@@ -223,6 +252,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
         occ.add(r, -1)
     occ.track *= FROZEN
     occ.via *= FROZEN
+    ctx.fixed = np.flatnonzero(occ.centres), np.flatnonzero(occ.via_centres)
     for r in before.values():
         occ.add(r, +1)
     ctx.wall, ctx.pres = FROZEN, ctx.config.pres_fac_initial
@@ -255,7 +285,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
     occ.hist_version += 1
     for t in moving:
         occ.add(routes[t.net], +1)
-    ctx.wall = 0
+    ctx.wall, ctx.fixed = 0, None
     return kept, where
 
 

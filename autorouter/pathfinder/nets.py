@@ -23,6 +23,10 @@ class Pin:
     pieces: list = field(default_factory=list)                # the zone fill pieces that join its pads
     fill: np.ndarray = field(default_factory=lambda: EMPTY)   # nodes in them where a path may end (no stub)
     outside: bool = False                                     # every pad of it lies off the board outline
+    # finishing's way in where the tracks made so far leave the pin no portal: the portals whose stubs cross the
+    # tracks of the fewest other nets, and those nets (make_way asks them to move)
+    through: Portals | None = None
+    crossed: frozenset = frozenset()
 
 
 @dataclass
@@ -135,7 +139,8 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
     if tracks:                  # joining what routing left apart: stubs must keep clear of the tracks made so far
         for t in tasks:
             for pin in t.pins:
-                pin.portals = keep_clear_of(pin.portals, t.net, t.rules.track_width, lattice, tracks, gap)
+                pin.portals, pin.through, pin.crossed = keep_clear_of(pin.portals, t.net, t.rules.track_width,
+                                                                      lattice, tracks, gap)
             t.blocked = ["/".join(p.name for p in pin.pads) for pin in t.pins if not pin.portals.nodes.size]
     mark_conflicts(tasks, lattice)
     return tasks

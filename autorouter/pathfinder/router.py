@@ -56,6 +56,9 @@ class Context:
     should_stop: object = lambda: ""   # a reason to stop now (Ctrl-C, time limit), checked between searches
     roi_margin: dict = field(default_factory=dict)   # net -> ROI margin in mm, grown while the net stays in conflict
     radii: object = None              # size -> cover radii (ctx_radii)
+    # where walls are kept (wall > 0): the track nodes and via sites (flat, flat row/col) of the nets that stay
+    # put, or None for every net the occupancy holds (the searching net's own route taken out of it)
+    fixed: tuple | None = None
 
     def margin(self, net: int) -> float:
         return self.roi_margin.get(net, self.config.roi_margin)
@@ -385,7 +388,44 @@ class Growing:
 
 def route_batch(batch: list[NetTask], ctx: Context, own: list | None = None) -> list[NetRoute]:
     """Route each net of the batch from scratch, all against the prices as they stand. own: each net's route
-    where the occupancy still holds it (None: it was taken out), so that the net does not pay for itself."""
+    where the occupancy still holds it (None: it was taken out), so that the net does not pay for itself. Where
+    other nets are walls (ctx.wall), a net searched alone is also kept from where its own cover would hold their
+    copper (reach_walls)."""
+    if not (ctx.wall and len(batch) == 1):
+        return grow_routes(batch, ctx, own)
+    occ = ctx.occ
+    track, via = reach_walls(batch[0], ctx)
+    occ.track[track] += ctx.wall
+    occ.via[via] += ctx.wall
+    occ.version += 1
+    try:
+        return grow_routes(batch, ctx, own)
+    finally:
+        occ.track[track] -= ctx.wall
+        occ.via[via] -= ctx.wall
+        occ.version += 1
+
+
+def reach_walls(task: NetTask, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    """The track nodes and via sites where the task's cover would hold the copper of a net that stays put (ctx.fixed),
+    near its pins (within its ROI margin and one cover radius): its search sees the others' covers only, and a
+    wider net's own cover reaches farther than a narrower neighbour's (Occupancy.reached_by)."""
+    lat, occ = ctx.lattice, ctx.occ
+    nodes = np.concatenate([pin.portals.nodes for pin in task.pins])
+    if not nodes.size:
+        return nodes, nodes
+    radii = ctx.radii(task.rules)
+    reach = max(radii.track_track, radii.track_via, radii.via_track, radii.via_via)
+    rows, cols = roi_window(lat, nodes, ctx.margin(task.net) + reach, False)
+    centres, sites = ctx.fixed if ctx.fixed is not None else (np.flatnonzero(occ.centres),
+                                                              np.flatnonzero(occ.via_centres))
+    centres = centres[in_window(lat, centres, rows, cols)]
+    sites = sites[in_window(lat, sites, rows, cols)]
+    return occ.reached_by(radii, centres, sites)
+
+
+def grow_routes(batch: list[NetTask], ctx: Context, own: list | None = None) -> list[NetRoute]:
+    """route_batch's search, one connection of every net at a time."""
     growing = [Growing(t, NetRoute(), [0], own=o) for t, o in zip(batch, own or [None] * len(batch))]
     for g in growing:
         if g.task.pins[0].portals.nodes.size == 0:
