@@ -52,6 +52,11 @@ class Lattice:
     def index(self, layer, row, col) -> np.ndarray:
         return (np.asarray(layer) * self.rows + np.asarray(row)) * self.cols + np.asarray(col)
 
+    def inside(self, nodes, rows: slice, cols: slice) -> np.ndarray:
+        """Which nodes (flat indices, or flat row/col indices of the plane) lie in the window of rows and cols."""
+        _, r, c = self.unravel(nodes)
+        return (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
+
     def window(self, x_min: float, y_min: float, x_max: float, y_max: float) -> tuple[slice, slice]:
         """Rows and columns whose nodes lie inside the box (clipped to the lattice)."""
         c0 = max(0, math.ceil((x_min - self.x0) / self.pitch - ON_EDGE))

@@ -133,11 +133,8 @@ def own_cover(lattice, route, rows: slice, cols: slice) -> tuple[np.ndarray | No
     """The route's cover inside the window: its track cover (sorted flat nodes) and via cover (flat row/col)."""
     if route is None:
         return None, None
-    _, r, c = lattice.unravel(route.cover_track)
-    track = route.cover_track[(r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)]
-    r, c = np.divmod(route.cover_via, lattice.cols)
-    via = route.cover_via[(r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)]
-    return track, via
+    return (route.cover_track[lattice.inside(route.cover_track, rows, cols)],
+            route.cover_via[lattice.inside(route.cover_via, rows, cols)])
 
 
 def node_penalty(occ, nodes: np.ndarray, pres: float, own=None) -> np.ndarray:

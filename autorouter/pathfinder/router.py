@@ -419,8 +419,8 @@ def reach_walls(task: NetTask, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     rows, cols = roi_window(lat, nodes, ctx.margin(task.net) + reach, False)
     centres, sites = ctx.fixed if ctx.fixed is not None else (np.flatnonzero(occ.centres),
                                                               np.flatnonzero(occ.via_centres))
-    centres = centres[in_window(lat, centres, rows, cols)]
-    sites = sites[in_window(lat, sites, rows, cols)]
+    centres = centres[lat.inside(centres, rows, cols)]
+    sites = sites[lat.inside(sites, rows, cols)]
     return occ.reached_by(radii, centres, sites)
 
 
@@ -497,9 +497,9 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
             # a portal inside a wall is no way out either
             src_cost = np.where(ctx.occ.track[src] >= ctx.wall, BLOCKED, src_cost)
         shape = (len(lat.layers), rows.stop - rows.start, cols.stop - cols.start)
-        inside = in_window(lat, src, rows, cols)
+        inside = lat.inside(src, rows, cols)
         fill = g.task.pins[j].fill
-        fill = fill[in_window(lat, fill, rows, cols)]       # the sink pin's fill, where the ROI reaches it
+        fill = fill[lat.inside(fill, rows, cols)]       # the sink pin's fill, where the ROI reaches it
         requests.append(RoiRequest(shape, costs, to_local(lat, src[inside], rows, cols),
                                    src_cost[inside], to_local(lat, np.concatenate([sink.nodes, fill]), rows, cols),
                                    np.concatenate([stub_cost(sink.length, lat.pitch), np.zeros(fill.size, np.int64)])))
@@ -578,11 +578,6 @@ def roi_window(lat, nodes: np.ndarray, margin_mm: float, full: bool) -> tuple[sl
     m = int(math.ceil(margin_mm / lat.pitch))
     return (slice(max(0, int(r.min()) - m), min(lat.rows, int(r.max()) + m + 1)),
             slice(max(0, int(c.min()) - m), min(lat.cols, int(c.max()) + m + 1)))
-
-
-def in_window(lat, nodes, rows: slice, cols: slice) -> np.ndarray:
-    _, r, c = lat.unravel(nodes)
-    return (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
 
 
 def to_local(lat, nodes, rows: slice, cols: slice) -> np.ndarray:
