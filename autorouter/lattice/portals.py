@@ -282,10 +282,9 @@ def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tr
     tracks of the fewest nets, and those nets (finishing may ask them to move: make_way); else no portals, no nets."""
     crossed = stub_crossings(portals, net, width, lattice, tracks, gap)
     count = np.array([len(c) for c in crossed], np.int64)
-    if not count.size or (count == 0).any():
-        return portals.subset(count == 0), portals.subset(np.zeros(count.size, bool)), frozenset()
-    fewest = count == count.min()
-    return (portals.subset(np.zeros(count.size, bool)), portals.subset(fewest),
+    clear = count == 0
+    fewest = count == count.min() if count.size and not clear.any() else np.zeros(count.size, bool)
+    return (portals.subset(clear), portals.subset(fewest),
             frozenset().union(*(c for c, f in zip(crossed, fewest) if f)))
 
 

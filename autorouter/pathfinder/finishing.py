@@ -252,7 +252,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
         occ.add(r, -1)
     occ.track *= FROZEN
     occ.via *= FROZEN
-    ctx.fixed = np.flatnonzero(occ.centres), np.flatnonzero(occ.via_centres)
+    ctx.fixed = occ.centres.copy(), occ.via_centres.copy()
     for r in before.values():
         occ.add(r, +1)
     ctx.wall, ctx.pres = FROZEN, ctx.config.pres_fac_initial

@@ -56,8 +56,8 @@ class Context:
     should_stop: object = lambda: ""   # a reason to stop now (Ctrl-C, time limit), checked between searches
     roi_margin: dict = field(default_factory=dict)   # net -> ROI margin in mm, grown while the net stays in conflict
     radii: object = None              # size -> cover radii (ctx_radii)
-    # where walls are kept (wall > 0): the track nodes and via sites (flat, flat row/col) of the nets that stay
-    # put, or None for every net the occupancy holds (the searching net's own route taken out of it)
+    # where walls are kept (wall > 0): the track node and via counts (as Occupancy.centres and via_centres) of the
+    # nets that stay put, or None for every net the occupancy holds (the searching net's own route taken out of it)
     fixed: tuple | None = None
 
     def margin(self, net: int) -> float:
@@ -417,11 +417,11 @@ def reach_walls(task: NetTask, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     radii = ctx.radii(task.rules)
     reach = max(radii.track_track, radii.track_via, radii.via_track, radii.via_via)
     rows, cols = roi_window(lat, nodes, ctx.margin(task.net) + reach, False)
-    centres, sites = ctx.fixed if ctx.fixed is not None else (np.flatnonzero(occ.centres),
-                                                              np.flatnonzero(occ.via_centres))
-    centres = centres[lat.inside(centres, rows, cols)]
-    sites = sites[lat.inside(sites, rows, cols)]
-    return occ.reached_by(radii, centres, sites)
+    centres, vias = ctx.fixed if ctx.fixed is not None else (occ.centres, occ.via_centres)
+    layer, row, col = np.nonzero(centres.reshape(lat.shape)[:, rows, cols])   # only the window is scanned
+    srow, scol = np.nonzero(vias.reshape(lat.rows, lat.cols)[rows, cols])
+    return occ.reached_by(radii, lat.index(layer, row + rows.start, col + cols.start),
+                          (srow + rows.start) * lat.cols + scol + cols.start)
 
 
 def grow_routes(batch: list[NetTask], ctx: Context, own: list | None = None) -> list[NetRoute]:
