@@ -140,6 +140,22 @@ def test_a_negotiation_among_nets_that_gains_nothing_leaves_no_trace(tmp_path):
     assert all(outcome.routes[n] is r for n, r in routes.items()) and outcome.context.wall == 0
 
 
+def test_a_negotiation_among_nets_ends_once_their_conflicts_stop_falling(tmp_path, monkeypatch):
+    # a local negotiation rarely settles once LOCAL_STALL iterations left as many nets in conflict: it ends there,
+    # undone, rather than spend LOCAL_ITERATIONS (make_room's time is the boards bound by time's)
+    from autorouter.pathfinder import build_tasks, finishing, negotiate
+    from autorouter.search.cpu import CpuEngine
+    board, rules, config, lattice, profiles = channel_set_up(tmp_path)
+    tasks = build_tasks(board, rules, profiles, lattice, config)
+    outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config)
+    counted = []
+    monkeypatch.setattr(finishing, "nets_in_conflict", lambda moving, routes, occ: counted.append(1) or moving)
+    routes = dict(outcome.routes)
+    kept, _ = finishing.negotiate_among(tasks, outcome.routes, outcome.context.occ, outcome.context)
+    assert not kept and len(counted) == finishing.LOCAL_STALL < finishing.LOCAL_ITERATIONS
+    assert all(outcome.routes[n] is r for n, r in routes.items())
+
+
 def test_nets_leave_an_area_kept_for_a_relief(tmp_path):
     # the room a thermal relief needs for its fill: the nets in it route around it, or nothing changes
     from autorouter.pathfinder import build_tasks, negotiate

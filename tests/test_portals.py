@@ -1,5 +1,7 @@
 """Portals found for many pins at once are those found pin by pin, and stub conflicts are those a pair-by-pair
 check finds."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import shapely
@@ -12,6 +14,8 @@ from autorouter.board.rules import load_rules
 from autorouter.config import load_config
 from autorouter.lattice import build_obstacles, make_lattice
 from autorouter.lattice.portals import mark_stub_conflicts, pin_portals, pins_portals, stub_lines
+from autorouter.pathfinder.finishing import through_blocks, through_others
+from autorouter.pathfinder.nets import NetTask, Pin
 from autorouter.pipeline import board_lattice
 
 
@@ -107,3 +111,24 @@ def test_a_pin_whose_stubs_all_cross_tracks_keeps_its_way_through_the_fewest_net
     assert 1001 in crossed and crossed == set().union(*(c for c in each if len(c) == fewest))
     assert through.nodes.tolist() == [n for n, c in zip(others.nodes.tolist(), each) if len(c) == fewest]
     assert {1001, 1002} == each[0] and others.nodes.size > 2
+
+
+def test_a_way_in_through_other_nets_marks_copies_of_the_pins_portals(routed_setup):
+    # make_way marks the stubs of a pin's way in through other nets' tracks against those nets' portals: on copies,
+    # so that the blocks of one try never reach the next (each try's in-way nets differ)
+    board, lattice, profile, pins, config = routed_setup
+    layer_index = {name: i for i, name in enumerate(board.copper_layers)}
+    found = pins_portals(pins, layer_index, profile, lattice, config.portal_radius)
+    size = load_rules(board, config).classes["Default"]
+    tasks = [NetTask(pin[0].net, str(pin[0].net), size, profile, [Pin(pin, portals)])
+             for pin, portals in zip(pins, found)]
+    stored = found[0].subset(np.ones(found[0].nodes.size, bool))
+    before = [b.copy() for b in stored.blocks]
+    waiting = replace(tasks[0], pins=[Pin(pins[0], found[0].subset(np.zeros(found[0].nodes.size, bool)),
+                                          through=stored, crossed=frozenset({tasks[1].net}))])
+    t, crossed, through = through_others(waiting)
+    assert crossed == {tasks[1].net} and t.pins[0].portals is through[0] and through[0] is not stored
+    neighbours = [o for o in tasks[1:] if o.net != t.net]
+    through_blocks(t, through, neighbours, lattice)
+    assert any(b.size for b in through[0].blocks)                  # some stub comes near a neighbour's
+    assert all(np.array_equal(a, b) for a, b in zip(before, stored.blocks))

@@ -24,6 +24,7 @@ from .router import Context, Negotiation, nets_in_conflict, route_batch, stop_by
 # making room for a connection still missing once negotiation is over (make_room, make_way)
 MAX_MOVED = 16         # most nets that negotiate again among themselves
 LOCAL_ITERATIONS = 24  # PathFinder iterations of that negotiation
+LOCAL_STALL = 6        # ... ended sooner after this many without fewer nets in conflict: it rarely settles later
 GROWTH_ROUNDS = 5      # times the nets nearest to where it still conflicts join it
 FROZEN = 1 << 16       # the occupancy weight of a net that does not move in it: its cover is a wall
 
@@ -92,11 +93,11 @@ def make_way(t: NetTask, outcome: Negotiation) -> bool:
     occ = ctx.occ
     own = routes[t.net]
     by_net = {task.net: task for task in outcome.tasks}
-    t, crossed = through_others(t)
+    t, crossed, through = through_others(t)
     in_way = in_the_way(t, routes, occ, ctx)
     in_way += [n for n in sorted(crossed) if n not in in_way]
     if crossed:
-        through_blocks(t, [by_net[n] for n in in_way if n in by_net], ctx.lattice)
+        through_blocks(t, through, [by_net[n] for n in in_way if n in by_net], ctx.lattice)
     if not in_way or len(in_way) >= MAX_MOVED or not all(n in by_net for n in in_way):
         ctx.wall = 0
         return False
@@ -117,23 +118,25 @@ def make_way(t: NetTask, outcome: Negotiation) -> bool:
     return kept
 
 
-def through_others(t: NetTask) -> tuple[NetTask, frozenset]:
+def through_others(t: NetTask) -> tuple[NetTask, frozenset, list]:
     """t with each pin that the tracks made so far leave no portal given its way in through the fewest other nets'
-    tracks (Pin.through), and those nets: they must step aside for its stubs."""
-    pins, crossed = [], frozenset()
+    tracks (copies of Pin.through, for through_blocks to mark: the pin's own stay as found), those nets (they must
+    step aside for its stubs) and the copies."""
+    pins, crossed, through = [], frozenset(), []
     for pin in t.pins:
         if not pin.portals.nodes.size and pin.through is not None and pin.through.nodes.size:
             crossed |= pin.crossed
-            pin = replace(pin, portals=pin.through)
+            through.append(replace(pin.through))
+            pin = replace(pin, portals=through[-1])
         pins.append(pin)
-    return (replace(t, pins=pins), crossed) if crossed else (t, crossed)
+    return (replace(t, pins=pins) if crossed else t), crossed, through
 
 
-def through_blocks(t: NetTask, others: list[NetTask], lattice) -> None:
-    """The portal nodes of the other tasks that the stubs of t's ways in through them rule out (portals.blocks),
-    so that t's route covers them and those nets must leave them: such a way was kept apart from the portals of the
-    other nets when it was found. Theirs stay as they were (copies are marked)."""
-    through = [pin.portals for pin in t.pins if pin.through is pin.portals]
+def through_blocks(t: NetTask, through: list, others: list[NetTask], lattice) -> None:
+    """The portal nodes of the other tasks that the stubs of t's ways in through them (through: the portals of t
+    that through_others gave it) rule out (portals.blocks), so that t's route covers them and those nets must leave
+    them: such a way was kept apart from the portals of the other nets when it was found. Theirs stay as they were
+    (copies are marked)."""
     mark_stub_conflicts([(t.net, t.rules.track_width, t.rules.clearance, through)]
                         + [(o.net, o.rules.track_width, o.rules.clearance, [replace(pin.portals) for pin in o.pins])
                            for o in others], lattice)
@@ -256,7 +259,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
     for r in before.values():
         occ.add(r, +1)
     ctx.wall, ctx.pres = FROZEN, ctx.config.pres_fac_initial
-    pending = moving
+    pending, fewest, stalled = moving, len(moving), 0
     for _ in range(LOCAL_ITERATIONS):
         for t in pending:
             if ctx.should_stop():
@@ -267,7 +270,8 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
             occ.add(routes[t.net], +1)
         occ.add_history([routes[t.net] for t in moving], ctx.config.hist_fac)
         pending = nets_in_conflict(moving, routes, occ)
-        if not pending or ctx.should_stop():
+        fewest, stalled = (len(pending), 0) if len(pending) < fewest else (fewest, stalled + 1)
+        if not pending or stalled >= LOCAL_STALL or ctx.should_stop():
             break
         ctx.pres = min(ctx.pres * ctx.config.pres_fac_mult, ctx.config.pres_fac_max)
     # a via site (row, col) is the flat index of its node on the first layer
