@@ -221,12 +221,16 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
     tried = set()                 # the joins a way was made for already: a later round would only try them again
     seen: dict = {}               # the round's copper states (by their items) -> their fills and pad groups
 
+    def items_now():
+        """The new tracks and vias as the routes stand."""
+        return routes_to_items(lattice, tasks, outcome.routes, hole_gap)
+
     def copper_now(forget_others: bool = False):
         """The new tracks and vias as the routes stand, the zone fills predicted with them and each net's pad
         groups. A state met before in this round (the ways tried come back to it when undone, and the next round
         starts on the last one) is not predicted again: the fill is finishing's main cost."""
         nonlocal seen
-        tracks, vias = routes_to_items(lattice, tasks, outcome.routes, hole_gap)
+        tracks, vias = items_now()
         key = (tuple(tracks), tuple(vias))
         if key not in seen:
             pieces = predict_fill(board, rules, tracks, vias) if board.zones else ()
@@ -260,7 +264,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         new = [c for c in outcome.routes[net].connections if all(c is not b for b in before)]
         stubs = [(s, c.size) for c in new for s in c.stubs]
         return not any(crossings([s.points for s, _ in stubs], [s.layer for s, _ in stubs], net,
-                                 [size.track_width for _, size in stubs], lattice, copper_now()[0],
+                                 [size.track_width for _, size in stubs], lattice, items_now()[0],
                                  rules.max_clearance))
 
     for round_ in range(FINISH_ROUNDS + 1):

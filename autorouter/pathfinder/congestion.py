@@ -177,7 +177,6 @@ class Occupancy:
         """Fill route.cover_track (flat nodes) and route.cover_via (flat row/col) from its paths, vias and stubs.
         radii(size) gives the cover radii of a connection of that size (its net class, or a necked variant)."""
         lat = self.lattice
-        all_layers = np.arange(len(lat.layers))
         track, via = [], []
         by_size: dict = {}
         for conn in route.connections:
@@ -186,12 +185,9 @@ class Occupancy:
             r = radii(size)
             nodes = np.unique(np.concatenate([c.path for c in conns]))
             sites = np.unique(np.concatenate([c.vias(lat) for c in conns]))
-            layer, row, col = lat.unravel(nodes)
-            srow, scol = np.divmod(sites, lat.cols)
-            track += [spread(lat, layer, row, col, self.disc(r.track_track)),
-                      spread(lat, None, srow, scol, self.disc(r.via_track), all_layers)]
-            via += [spread(lat, None, row, col, self.disc(r.track_via)),
-                    spread(lat, None, srow, scol, self.disc(r.via_via))]
+            t, v = self.discs_around(nodes, sites, r.track_track, r.via_track, r.track_via, r.via_via)
+            track += t
+            via += v
             for stub in (s for c in conns for s in c.stubs):
                 for a, b in zip(stub.points, stub.points[1:]):
                     track.append(self.stub_cover(stub.layer, a, b, r.track_track, steps=True))
@@ -204,15 +200,21 @@ class Occupancy:
         """The track nodes and via sites where a route with these cover radii would hold one of these track nodes
         (centres, flat) or vias (sites, flat row/col) in its cover: a conflict counts either way, and a wider net's
         cover reaches farther than a narrower neighbour's, so its search must be kept from them as well."""
+        track, via = self.discs_around(centres, sites, radii.track_track, radii.track_via, radii.via_track,
+                                       radii.via_via)
+        return union(track, self.lattice.size), union(via, self.lattice.plane)
+
+    def discs_around(self, nodes: np.ndarray, sites: np.ndarray, node_track: float, site_track: float,
+                     node_via: float, site_via: float) -> tuple[list, list]:
+        """The track nodes (flat) and via sites (flat row/col) within these radii of track nodes (nodes, flat) and
+        vias (sites, flat row/col): a via reaches every layer. Parts, for union: (track parts, via parts)."""
         lat = self.lattice
-        all_layers = np.arange(len(lat.layers))
-        layer, row, col = lat.unravel(centres)
+        layer, row, col = lat.unravel(nodes)
         srow, scol = np.divmod(sites, lat.cols)
-        track = union([spread(lat, layer, row, col, self.disc(radii.track_track)),
-                       spread(lat, None, srow, scol, self.disc(radii.track_via), all_layers)], lat.size)
-        via = union([spread(lat, None, row, col, self.disc(radii.via_track)),
-                     spread(lat, None, srow, scol, self.disc(radii.via_via))], lat.plane)
-        return track, via
+        return ([spread(lat, layer, row, col, self.disc(node_track)),
+                 spread(lat, None, srow, scol, self.disc(site_track), np.arange(len(lat.layers)))],
+                [spread(lat, None, row, col, self.disc(node_via)),
+                 spread(lat, None, srow, scol, self.disc(site_via))])
 
     def add(self, route: NetRoute, sign: int) -> None:
         """Add (sign +1) or remove (-1) a route's footprint: the same arrays, both ways."""
