@@ -77,6 +77,34 @@ def test_a_strict_search_is_kept_from_where_its_own_cover_would_reach_others():
     assert occ.conflicts_with_others(hop) and site in via
 
 
+@pytest.mark.parametrize("count", [3, 400, 4000])
+def test_discs_around_nodes_are_every_node_within_the_radius(count):
+    # a few nodes are spread disc by disc, many are marked and dilated by shifts: both give the disc's definition
+    rng = np.random.default_rng(count)
+    lat = make_lattice((0, 0, 9, 7), ["F.Cu", "In1.Cu", "B.Cu"], 0.1)
+    occ = Occupancy(lat)
+    nodes = rng.integers(0, lat.size, count)
+    sites = rng.integers(0, lat.plane, count // 20 + 1)
+    radii = (0.35, 0.42, 0.5, 0.27)
+    track, via = occ.discs_around(nodes, sites, *radii)
+    layer, row, col = lat.unravel(np.arange(lat.size))
+    n_layer, n_row, n_col = lat.unravel(nodes)
+    s_row, s_col = np.divmod(sites, lat.cols)
+
+    def within(rows, cols, at_rows, at_cols, radius):
+        d2 = (rows[:, None] - at_rows[None]) ** 2 + (cols[:, None] - at_cols[None]) ** 2
+        return d2 * lat.pitch ** 2 < radius ** 2 - 1e-9
+
+    same_layer = layer[:, None] == n_layer[None]
+    expect_track = ((within(row, col, n_row, n_col, radii[0]) & same_layer).any(1)
+                    | within(row, col, s_row, s_col, radii[1]).any(1))
+    p_row, p_col = np.divmod(np.arange(lat.plane), lat.cols)
+    expect_via = within(p_row, p_col, n_row, n_col, radii[2]).any(1) | within(p_row, p_col, s_row, s_col,
+                                                                             radii[3]).any(1)
+    assert np.array_equal(track, np.flatnonzero(expect_track))
+    assert np.array_equal(via, np.flatnonzero(expect_via))
+
+
 class AnyEngine:
     """A search engine known only by the search interface: CPU searches, under a name the pathfinder must not read
     (engine.name is for reports)."""

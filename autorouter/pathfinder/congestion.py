@@ -159,12 +159,15 @@ class Occupancy:
         self.centres = np.zeros(lattice.size, np.int32)          # track nodes of routed nets, per node
         self.via_centres = np.zeros(lattice.plane, np.int32)     # vias of routed nets, per (row, col)
         self._stub_covers: dict[tuple, np.ndarray] = {}
+        self._discs: dict[float, Disc] = {}
         # count changes, for copies elsewhere: of track and via (every add), of the history (every iteration)
         self.version = 0
         self.hist_version = 0
 
-    def disc(self, radius: float) -> np.ndarray:
-        return disc_offsets(radius, self.lattice.pitch)
+    def disc(self, radius: float) -> "Disc":
+        if radius not in self._discs:
+            self._discs[radius] = Disc(disc_offsets(radius, self.lattice.pitch))
+        return self._discs[radius]
 
     def stub_cover(self, layer, a, b, radius: float, steps: bool = False) -> np.ndarray:
         """near_segment, remembered: the same pad stubs come back every time their nets are rerouted."""
@@ -183,38 +186,51 @@ class Occupancy:
             by_size.setdefault(conn.size, []).append(conn)
         for size, conns in by_size.items():
             r = radii(size)
-            nodes = np.unique(np.concatenate([c.path for c in conns]))
-            sites = np.unique(np.concatenate([c.vias(lat) for c in conns]))
+            nodes = np.concatenate([c.path for c in conns])
+            sites = np.concatenate([c.vias(lat) for c in conns])
             t, v = self.discs_around(nodes, sites, r.track_track, r.via_track, r.track_via, r.via_via)
-            track += t
-            via += v
+            track.append(t)
+            via.append(v)
             for stub in (s for c in conns for s in c.stubs):
                 for a, b in zip(stub.points, stub.points[1:]):
                     track.append(self.stub_cover(stub.layer, a, b, r.track_track, steps=True))
                     via.append(self.stub_cover(None, a, b, r.track_via))
                 track.append(stub.blocks)
-        route.cover_track = union(track, lat.size) if track else np.zeros(0, np.int64)
-        route.cover_via = union(via, lat.plane) if via else np.zeros(0, np.int64)
+        route.cover_track = union(track)
+        route.cover_via = union(via)
 
     def reached_by(self, radii: Radii, centres: np.ndarray, sites: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The track nodes and via sites where a route with these cover radii would hold one of these track nodes
         (centres, flat) or vias (sites, flat row/col) in its cover: a conflict counts either way, and a wider net's
         cover reaches farther than a narrower neighbour's, so its search must be kept from them as well."""
-        track, via = self.discs_around(centres, sites, radii.track_track, radii.track_via, radii.via_track,
-                                       radii.via_via)
-        return union(track, self.lattice.size), union(via, self.lattice.plane)
+        return self.discs_around(centres, sites, radii.track_track, radii.track_via, radii.via_track, radii.via_via)
 
     def discs_around(self, nodes: np.ndarray, sites: np.ndarray, node_track: float, site_track: float,
-                     node_via: float, site_via: float) -> tuple[list, list]:
-        """The track nodes (flat) and via sites (flat row/col) within these radii of track nodes (nodes, flat) and
-        vias (sites, flat row/col): a via reaches every layer. Parts, for union: (track parts, via parts)."""
+                     node_via: float, site_via: float) -> tuple[np.ndarray, np.ndarray]:
+        """The track nodes (flat) and via sites (flat row/col), sorted, within these radii of track nodes (nodes,
+        flat) and vias (sites, flat row/col): a via reaches every layer. Marked in the box around them (Disc.around),
+        which costs the box, not a sort of every node's disc."""
         lat = self.lattice
         layer, row, col = lat.unravel(nodes)
         srow, scol = np.divmod(sites, lat.cols)
-        return ([spread(lat, layer, row, col, self.disc(node_track)),
-                 spread(lat, None, srow, scol, self.disc(site_track), np.arange(len(lat.layers)))],
-                [spread(lat, None, row, col, self.disc(node_via)),
-                 spread(lat, None, srow, scol, self.disc(site_via))])
+        discs = [self.disc(r) for r in (node_track, site_track, node_via, site_via)]
+        reach = max(d.reach for d in discs)
+        rows, cols = np.concatenate([row, srow]), np.concatenate([col, scol])
+        if not rows.size:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        r0, c0 = max(0, int(rows.min()) - reach), max(0, int(cols.min()) - reach)
+        r1, c1 = min(lat.rows, int(rows.max()) + reach + 1), min(lat.cols, int(cols.max()) + reach + 1)
+        box, plane = (len(lat.layers), r1 - r0, c1 - c0), (r1 - r0, c1 - c0)
+        row, col, srow, scol = row - r0, col - c0, srow - r0, scol - c0
+        node_track, site_track, node_via, site_via = discs
+        track = node_track.around(box, (layer, row, col)) | site_track.around(plane, (srow, scol))
+        via = node_via.around(plane, (row, col)) | site_via.around(plane, (srow, scol))
+        track_at, via_at = np.flatnonzero(track), np.flatnonzero(via)
+        # from the box's flat indices to the lattice's
+        tl, rest = np.divmod(track_at, plane[0] * plane[1])
+        tr, tc = np.divmod(rest, plane[1])
+        vr, vc = np.divmod(via_at, plane[1])
+        return lat.index(tl, tr + r0, tc + c0), (vr + r0) * lat.cols + vc + c0
 
     def add(self, route: NetRoute, sign: int) -> None:
         """Add (sign +1) or remove (-1) a route's footprint: the same arrays, both ways."""
@@ -257,33 +273,67 @@ class Occupancy:
         return int(over_t.size + over_v.size)
 
 
-def union(parts: list[np.ndarray], n: int) -> np.ndarray:
-    """np.unique(np.concatenate(parts)) for indices below n; by marking them, which is linear, when there are many
-    (a large net's cover has hundreds of thousands, mostly repeated)."""
-    if sum(p.size for p in parts) * 32 < n:
-        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
-    mark = np.zeros(n, bool)
-    for p in parts:
-        mark[p] = True
-    return np.flatnonzero(mark)
-
-
-def spread(lat: Lattice, layer, row, col, offsets: np.ndarray, layers=None) -> np.ndarray:
-    """Flat indices of the nodes at `offsets` around each (row, col): on `layer` per node, on `layers`, or, with
-    both None, flat (row, col) indices of the plane."""
-    if row.size == 0 or offsets.size == 0:
+def union(parts: list[np.ndarray]) -> np.ndarray:
+    """np.unique(np.concatenate(parts)) for indices; by marking them between the least and the greatest,
+    which is linear, when there are many (a large net's cover has hundreds of thousands, mostly repeated)."""
+    parts = [p for p in parts if p.size]
+    if not parts:
         return np.zeros(0, np.int64)
-    r = (row[:, None] + offsets[None, :, 0]).ravel()
-    c = (col[:, None] + offsets[None, :, 1]).ravel()
-    inside = (r >= 0) & (r < lat.rows) & (c >= 0) & (c < lat.cols)
-    flat = r[inside] * lat.cols + c[inside]
-    if layer is not None:
-        l = np.repeat(layer, len(offsets))[inside]
-        return l * lat.plane + flat
-    flat = union([flat], lat.plane)
-    if layers is not None:
-        return (layers[:, None] * lat.plane + flat[None, :]).ravel()
-    return flat
+    lo, hi = min(int(p.min()) for p in parts), max(int(p.max()) for p in parts)
+    if sum(p.size for p in parts) * 32 < hi - lo:
+        return np.unique(np.concatenate(parts))
+    mark = np.zeros(hi - lo + 1, bool)
+    for p in parts:
+        mark[p - lo] = True
+    return np.flatnonzero(mark) + lo
+
+
+class Disc:
+    """A disc of lattice offsets (disc_offsets), and the half width of its row at each row offset: a disc is convex
+    and symmetric, so each row of it is one run of columns."""
+
+    # a cell of a mask dilated by shifts costs about this fraction of one offset of one cell placed by index
+    SHIFT_COST = 1 / 100
+
+    def __init__(self, offsets: np.ndarray):
+        self.offsets = offsets
+        self.half: dict[int, int] = {}
+        for dr, dc in offsets.tolist():
+            self.half[dr] = max(self.half.get(dr, 0), abs(dc))
+        self.reach = max(max(self.half, default=0), max(self.half.values(), default=0))
+
+    def around(self, shape: tuple, points: tuple) -> np.ndarray:
+        """A mask of `shape` (..., rows, cols) holding every cell within the disc of one of the points (index
+        arrays, one per axis), clipped to the shape. Few points are spread offset by offset; many, marked and
+        dilated by shifted ORs (each row's run of columns, then the rows), which costs the box, not points x disc."""
+        out = np.zeros(shape, bool)
+        if not self.half or not points[-1].size:
+            return out
+        *lead, row, col = points
+        widest = max(self.half.values())
+        if row.size * len(self.offsets) < out.size * (widest + len(self.half)) * self.SHIFT_COST:
+            r = (row[:, None] + self.offsets[None, :, 0]).ravel()
+            c = (col[:, None] + self.offsets[None, :, 1]).ravel()
+            inside = (r >= 0) & (r < shape[-2]) & (c >= 0) & (c < shape[-1])
+            out[tuple(np.repeat(a, len(self.offsets))[inside] for a in lead) + (r[inside], c[inside])] = True
+            return out
+        mask = np.zeros(shape, bool)
+        mask[points] = True
+        runs = [mask]                   # runs[k]: OR over column shifts -k..k
+        for k in range(1, widest + 1):
+            run = runs[-1].copy()
+            run[..., k:] |= mask[..., :-k]
+            run[..., :-k] |= mask[..., k:]
+            runs.append(run)
+        h = shape[-2]
+        for dr, k in self.half.items():
+            if abs(dr) >= h:
+                continue
+            if dr >= 0:
+                out[..., dr:, :] |= runs[k][..., :h - dr, :]
+            else:
+                out[..., :h + dr, :] |= runs[k][..., -dr:, :]
+        return out
 
 
 def near_segment(lat: Lattice, layer, a, b, radius: float, steps: bool = False) -> np.ndarray:

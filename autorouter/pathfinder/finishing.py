@@ -19,7 +19,7 @@ import numpy as np
 from ..lattice.portals import mark_stub_conflicts
 from .congestion import NetRoute, Occupancy, in_sorted
 from .nets import NetTask
-from .router import Context, Negotiation, nets_in_conflict, route_batch, stop_by
+from .router import Context, Fixed, Negotiation, nets_in_conflict, route_batch, stop_by
 
 # making room for a connection still missing once negotiation is over (make_room, make_way)
 MAX_MOVED = 16         # most nets that negotiate again among themselves
@@ -255,7 +255,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
         occ.add(r, -1)
     occ.track *= FROZEN
     occ.via *= FROZEN
-    ctx.fixed = occ.centres.copy(), occ.via_centres.copy()
+    ctx.fixed = Fixed(occ.centres.copy(), occ.via_centres.copy())
     for r in before.values():
         occ.add(r, +1)
     ctx.wall, ctx.pres = FROZEN, ctx.config.pres_fac_initial

@@ -56,15 +56,24 @@ class Context:
     should_stop: object = lambda: ""   # a reason to stop now (Ctrl-C, time limit), checked between searches
     roi_margin: dict = field(default_factory=dict)   # net -> ROI margin in mm, grown while the net stays in conflict
     radii: object = None              # size -> cover radii (ctx_radii)
-    # where walls are kept (wall > 0): the track node and via counts (as Occupancy.centres and via_centres) of the
-    # nets that stay put, or None for every net the occupancy holds (the searching net's own route taken out of it)
-    fixed: tuple | None = None
+    # where walls are kept (wall > 0): the nets that stay put, or None for every net the occupancy holds (the
+    # searching net's own route taken out of it)
+    fixed: "Fixed | None" = None
 
     def margin(self, net: int) -> float:
         return self.roi_margin.get(net, self.config.roi_margin)
 
     def snapshot(self) -> CostSnapshot:
         return CostSnapshot(self.lattice, self.occ, self.pres, self.config, self.wall, self.device_costs)
+
+
+@dataclass
+class Fixed:
+    """The nets that stay put while a few others negotiate: their track node and via counts (as Occupancy.centres
+    and via_centres), and each searching task's reach_walls against them, which stay the same while they do."""
+    centres: np.ndarray
+    vias: np.ndarray
+    walls: dict = field(default_factory=dict)
 
 
 def ctx_radii(rules, margin: float, classes: set):
@@ -410,18 +419,24 @@ def reach_walls(task: NetTask, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     """The track nodes and via sites where the task's cover would hold the copper of a net that stays put (ctx.fixed),
     near its pins (within its ROI margin and one cover radius): its search sees the others' covers only, and a
     wider net's own cover reaches farther than a narrower neighbour's (Occupancy.reached_by)."""
-    lat, occ = ctx.lattice, ctx.occ
+    lat, occ, fixed = ctx.lattice, ctx.occ, ctx.fixed
+    key = (task.net, id(task), ctx.margin(task.net))
+    if fixed is not None and key in fixed.walls:
+        return fixed.walls[key]
     nodes = np.concatenate([pin.portals.nodes for pin in task.pins])
     if not nodes.size:
         return nodes, nodes
     radii = ctx.radii(task.rules)
     reach = max(radii.track_track, radii.track_via, radii.via_track, radii.via_via)
     rows, cols = roi_window(lat, nodes, ctx.margin(task.net) + reach, False)
-    centres, vias = ctx.fixed if ctx.fixed is not None else (occ.centres, occ.via_centres)
+    centres, vias = (fixed.centres, fixed.vias) if fixed is not None else (occ.centres, occ.via_centres)
     layer, row, col = np.nonzero(centres.reshape(lat.shape)[:, rows, cols])   # only the window is scanned
     srow, scol = np.nonzero(vias.reshape(lat.rows, lat.cols)[rows, cols])
-    return occ.reached_by(radii, lat.index(layer, row + rows.start, col + cols.start),
-                          (srow + rows.start) * lat.cols + scol + cols.start)
+    walls = occ.reached_by(radii, lat.index(layer, row + rows.start, col + cols.start),
+                           (srow + rows.start) * lat.cols + scol + cols.start)
+    if fixed is not None:
+        fixed.walls[key] = walls
+    return walls
 
 
 def grow_routes(batch: list[NetTask], ctx: Context, own: list | None = None) -> list[NetRoute]:
