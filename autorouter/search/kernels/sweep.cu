@@ -3,8 +3,8 @@
 // d: int64 distances, K*L*H*W. cost_col, cost_row, cost_via: int32, the price of entering a node by a move along a
 // row (cost_col), a column (cost_row) or between layers (cost_via); BLOCKED32 means no such move. Padding cells are
 // BLOCKED32 everywhere and start UNREACHED. Scans relax each lattice line forward then backward,
-// d[i] = min(d[i], d[i-1] + cost[i]), by a warp per line, 32 nodes at a time, with a shuffle scan of the min-plus
-// recurrence; or, for lines along columns and layers in large batches, by one thread per line (see scan_lines).
+// d[i] = min(d[i], d[i-1] + cost[i]), by a warp per line, each lane a run of up to LANE_NODES nodes, with a shuffle
+// scan of the min-plus recurrence over the runs; or, for lines along columns and layers in large batches, by one thread per line (see scan_lines).
 // Sweeps repeat until no scan changes anything: the same fixed point the CPU engine reaches. A node's parent is its
 // lowest-index predecessor on a shortest path, found only along the path walked back from the best sink.
 //
@@ -47,28 +47,62 @@ __device__ __forceinline__ void warp_scan(i64& a, i64& b, int lane) {
     }
 }
 
-// One line of n nodes, `stride` apart, by the 32 lanes of a warp, 32 nodes at a time, forward then backward.
+// The most nodes of one line that a lane of a warp holds at once (scan_line_warp).
+#define LANE_NODES 8
+
+// One line of n nodes, `stride` apart, by the 32 lanes of a warp, forward then backward. Each lane holds a run of
+// up to LANE_NODES consecutive nodes (a line of up to 32 * LANE_NODES nodes in one pass): it loads them all at
+// once, composes their steps, the warp scans the 32 compositions, and the lane applies its run from the value that
+// reaches it. One round of loads per pass instead of one per 32 nodes: a short line is latency-bound.
 // Returns whether this lane lowered a distance.
 __device__ __forceinline__ int scan_line_warp(i64* line, const cost_t* c, int n, long long stride, int lane) {
     int any = 0;
+    int per = (n + 31) >> 5;
+    if (per > LANE_NODES) per = LANE_NODES;
     for (int dir = 0; dir < 2; dir++) {
-        i64 carry = UNREACHED;                         // the relaxed value just before this chunk
-        for (int start = 0; start < n; start += 32) {
-            int j = start + lane;
-            long long i = (dir == 0 ? j : n - 1 - j) * stride;     // node this lane holds
-            i64 a = UNREACHED, b = UNREACHED, old = UNREACHED;
-            if (j < n) {
-                old = line[i];
-                b = old;
-                // entering node i from the previous node in scan order costs cost[i]; the first node has none
-                cost_t ci = c[i];
-                a = (j == 0 || ci == BLOCKED32) ? UNREACHED : (i64)ci;
+        i64 carry = UNREACHED;                         // the relaxed value just before this pass's nodes
+        for (int start = 0; start < n; start += 32 * per) {
+            int first = start + lane * per;
+            i64 old[LANE_NODES], step[LANE_NODES];
+            i64 a = 0, b = UNREACHED;                  // the run's steps composed: x -> min(x + a, b)
+#pragma unroll
+            for (int q = 0; q < LANE_NODES; q++) {
+                int j = first + q;
+                old[q] = UNREACHED;
+                step[q] = 0;                           // past the line's end: x -> x
+                if (q < per && j < n) {
+                    long long i = (dir == 0 ? j : n - 1 - j) * stride;
+                    old[q] = line[i];
+                    // entering node i from the previous node in scan order costs cost[i]; the first node has none
+                    cost_t ci = c[i];
+                    step[q] = (j == 0 || ci == BLOCKED32) ? UNREACHED : (i64)ci;
+                }
             }
-            warp_scan(a, b, lane);
-            i64 via_carry = carry + a;
-            i64 v = via_carry < b ? via_carry : b;
-            if (j < n && v < old) { line[i] = v; any = 1; }
-            carry = __shfl_sync(0xFFFFFFFF, v, 31);
+#pragma unroll
+            for (int q = 0; q < LANE_NODES; q++) {
+                i64 nb = b + step[q];
+                b = nb < old[q] ? nb : old[q];
+                a += step[q];
+                if (a > UNREACHED) a = UNREACHED;
+            }
+            warp_scan(a, b, lane);                     // now the composition of every run up to this lane's
+            i64 pa = __shfl_up_sync(0xFFFFFFFF, a, 1), pb = __shfl_up_sync(0xFFFFFFFF, b, 1);
+            i64 x = carry;                             // the value reaching this lane's run
+            if (lane > 0) x = carry + pa < pb ? carry + pa : pb;
+#pragma unroll
+            for (int q = 0; q < LANE_NODES; q++) {
+                int j = first + q;
+                if (q < per && j < n) {
+                    i64 v = x + step[q];
+                    x = v < old[q] ? v : old[q];
+                    if (x < old[q]) {
+                        line[(dir == 0 ? j : n - 1 - j) * stride] = x;
+                        any = 1;
+                    }
+                }
+            }
+            i64 la = __shfl_sync(0xFFFFFFFF, a, 31), lb = __shfl_sync(0xFFFFFFFF, b, 31);
+            carry = carry + la < lb ? carry + la : lb;
             if (carry > UNREACHED) carry = UNREACHED;
         }
     }
