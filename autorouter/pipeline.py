@@ -220,6 +220,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
     fewest, stalled = None, 0
     tried = set()                 # the joins a way was made for already: a later round would only try them again
     seen: dict = {}               # the round's copper states (by their items) -> their fills and pad groups
+    last = None                   # the (tracks, vias, fills) predicted last: the next state is predicted from it
 
     def items_now():
         """The new tracks and vias as the routes stand."""
@@ -228,12 +229,16 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
     def copper_now(forget_others: bool = False):
         """The new tracks and vias as the routes stand, the zone fills predicted with them and each net's pad
         groups. A state met before in this round (the ways tried come back to it when undone, and the next round
-        starts on the last one) is not predicted again: the fill is finishing's main cost."""
-        nonlocal seen
+        starts on the last one) is not predicted again, and a new one only where its items differ from the last
+        state's (predict's since): the fill is finishing's main cost."""
+        nonlocal seen, last
         tracks, vias = items_now()
         key = (tuple(tracks), tuple(vias))
         if key not in seen:
-            pieces = predict_fill(board, rules, tracks, vias) if board.zones else ()
+            since = None if last is None else (last[2], list(set(tracks) ^ set(last[0]))
+                                               + list(set(vias) ^ set(last[1])))
+            pieces = predict_fill(board, rules, tracks, vias, since=since) if board.zones else ()
+            last = tracks, vias, pieces
             seen[key] = pieces, pad_groups(board, tracks, vias, pieces)
         if forget_others:
             seen = {key: seen[key]}
