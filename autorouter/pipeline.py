@@ -221,10 +221,11 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
     tried = set()                 # the joins a way was made for already: a later round would only try them again
     seen: dict = {}               # the round's copper states (by their items) -> their fills and pad groups
     last = None                   # the (tracks, vias, fills) predicted last: the next state is predicted from it
+    items_memo: dict = {}         # each net's items, while its connections stay (routes_to_items)
 
     def items_now():
         """The new tracks and vias as the routes stand."""
-        return routes_to_items(lattice, tasks, outcome.routes, hole_gap)
+        return routes_to_items(lattice, tasks, outcome.routes, hole_gap, items_memo)
 
     def copper_now(forget_others: bool = False):
         """The new tracks and vias as the routes stand, the zone fills predicted with them and each net's pad

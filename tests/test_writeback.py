@@ -8,7 +8,7 @@ import pytest
 from autorouter.lattice.grid import make_lattice
 from autorouter.board.model import Track, Via
 from autorouter.writeback import with_items, write_atomic
-from autorouter.writeback.tracks import corners
+from autorouter.writeback.tracks import corners, routes_to_items
 from conftest import BOARDS, judge, needs_judge, needs_shared
 
 
@@ -29,6 +29,29 @@ def test_collinear_steps_merge_into_one_segment():
     row = [lat.index(0, 2, c) for c in range(1, 6)] + [lat.index(0, r, 5) for r in range(3, 6)]
     runs = corners(np.array(row + [lat.index(1, 5, 5)]), lat)
     assert [len(r) for r in runs] == [3, 1]            # start, corner, end on F.Cu; the via's landing on B.Cu
+
+
+def test_items_remembered_per_net_follow_the_routes_that_change():
+    # finishing asks for the items again and again while a few nets move: a net whose connections are the same
+    # objects gives the same items, one that moved gives its new ones, as without the memo
+    from types import SimpleNamespace
+    from autorouter.board.rules import NetClassRules
+    from autorouter.pathfinder.congestion import Connection, NetRoute
+    lat = make_lattice((0, 0, 2, 2), ["F.Cu", "B.Cu"], 0.1)
+    size = NetClassRules("Default", 0.2, 0.2, 0.6, 0.3)
+    tasks = [SimpleNamespace(net=n, rules=size) for n in (1, 2)]
+
+    def line(row, layer=0):         # both ends in a zone's fill: nothing dangles
+        path = np.array([lat.index(layer, row, c) for c in range(2, 9)])
+        return Connection(path, size=size, in_fill=[int(path[0]), int(path[-1])])
+    routes = {1: NetRoute([line(3)]), 2: NetRoute([line(10)])}
+    memo = {}
+    first = routes_to_items(lat, tasks, routes, memo=memo)
+    assert first == routes_to_items(lat, tasks, routes) and set(memo) == {1, 2}
+    routes[2] = NetRoute([line(12, layer=1)])
+    again = routes_to_items(lat, tasks, routes, memo=memo)
+    assert again == routes_to_items(lat, tasks, routes) and again != first
+    assert again[0][0] is first[0][0]                 # net 1's track: remembered, not made again
 
 
 @needs_shared

@@ -25,9 +25,12 @@ def corners(path: np.ndarray, lattice) -> list[np.ndarray]:
     return runs
 
 
-def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[list[Track], list[Via]]:
+def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0,
+                    memo: dict | None = None) -> tuple[list[Track], list[Via]]:
     """The routes as board items: each connection's tracks at its width (its net class's, or necked), through vias
-    of its size (the larger where two connections share a site)."""
+    of its size (the larger where two connections share a site). memo: a dict kept by a caller that asks again and
+    again while a few nets change (finishing): a net whose task and connections are the same objects as last time
+    gives the same items."""
     tracks: list[Track] = []
     vias: list[Via] = []
     done: set[int] = set()
@@ -36,47 +39,60 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0) -> tuple[
         if route is None or task.net in done:      # a net may have two tasks (zones cut apart): one route
             continue
         done.add(task.net)
-        first_via = len(vias)
-        segments: dict[tuple, Track] = {}          # one segment per layer and ends, at the widest asked for
+        known = memo.get(task.net) if memo is not None else None
+        if known is None or known[0] is not task or len(known[1]) != len(route.connections) or any(
+                a is not b for a, b in zip(known[1], route.connections)):
+            known = (task, list(route.connections), *net_items(lattice, task, route, hole_to_hole))
+            if memo is not None:
+                memo[task.net] = known
+        tracks += known[2]
+        vias += known[3]
+    return tracks, vias
 
-        def add(a, b, layer, width):
-            key = (layer,) + tuple(sorted([a, b]))
-            if a != b and (key not in segments or segments[key].width < width):
-                segments[key] = Track(a, b, width, layer, task.net)
 
-        sizes: dict[int, object] = {}
-        for conn in route.connections:
-            size = conn.size or task.rules
-            for run in corners(conn.path, lattice):
-                layer = lattice.layers[int(run[0] // lattice.plane)]
-                x, y = lattice.node_xy(run)
-                for i in range(len(run) - 1):
-                    add((float(x[i]), float(y[i])), (float(x[i + 1]), float(y[i + 1])), layer, size.track_width)
-            for stub in conn.stubs:
-                for a, b in zip(stub.points, stub.points[1:]):
-                    add(a, b, lattice.layers[stub.layer], size.track_width)
-            for site in conn.vias(lattice).tolist():
-                if site not in sizes or sizes[site].via_diameter < size.via_diameter:
-                    sizes[site] = size
-        kept: list[tuple[float, float, float]] = []
-        nodes = route.nodes()
-        for site in sorted(sizes):
-            size = sizes[site]
-            x, y = (float(v) for v in lattice.xy(*divmod(site, lattice.cols)))
-            twin = next((k for k in kept if math.dist(k[:2], (x, y)) < max(k[2], size.via_drill) + hole_to_hole), None)
-            if twin is None:
-                kept.append((x, y, size.via_drill))
-                vias.append(Via(x, y, size.via_diameter, size.via_drill, lattice.layers, task.net))
-                continue
-            # two vias of one net closer than a hole apart (a path that hopped under something): keep one, and
-            # join the other's tracks to it on each layer they reach (the stretch lies within both vias' footprint)
-            for layer in np.unique(nodes[nodes % lattice.plane == site] // lattice.plane).tolist():
-                add((x, y), twin[:2], lattice.layers[layer], size.track_width)
-        pads = {(lattice.layers[stub.layer], stub.points[0]) for stub in route.stubs}
-        for node in (n for c in route.connections for n in c.in_fill):     # ends joined to a fill hold too
-            x, y = lattice.node_xy(node)
-            pads.add((lattice.layers[node // lattice.plane], (float(x), float(y))))
-        tracks += without_dangling(list(segments.values()), pads, {(v.x, v.y) for v in vias[first_via:]})
+def net_items(lattice, task, route, hole_to_hole: float) -> tuple[list[Track], list[Via]]:
+    """One net's route as board items (routes_to_items)."""
+    vias: list[Via] = []
+    segments: dict[tuple, Track] = {}          # one segment per layer and ends, at the widest asked for
+
+    def add(a, b, layer, width):
+        key = (layer,) + tuple(sorted([a, b]))
+        if a != b and (key not in segments or segments[key].width < width):
+            segments[key] = Track(a, b, width, layer, task.net)
+
+    sizes: dict[int, object] = {}
+    for conn in route.connections:
+        size = conn.size or task.rules
+        for run in corners(conn.path, lattice):
+            layer = lattice.layers[int(run[0] // lattice.plane)]
+            x, y = lattice.node_xy(run)
+            for i in range(len(run) - 1):
+                add((float(x[i]), float(y[i])), (float(x[i + 1]), float(y[i + 1])), layer, size.track_width)
+        for stub in conn.stubs:
+            for a, b in zip(stub.points, stub.points[1:]):
+                add(a, b, lattice.layers[stub.layer], size.track_width)
+        for site in conn.vias(lattice).tolist():
+            if site not in sizes or sizes[site].via_diameter < size.via_diameter:
+                sizes[site] = size
+    kept: list[tuple[float, float, float]] = []
+    nodes = route.nodes()
+    for site in sorted(sizes):
+        size = sizes[site]
+        x, y = (float(v) for v in lattice.xy(*divmod(site, lattice.cols)))
+        twin = next((k for k in kept if math.dist(k[:2], (x, y)) < max(k[2], size.via_drill) + hole_to_hole), None)
+        if twin is None:
+            kept.append((x, y, size.via_drill))
+            vias.append(Via(x, y, size.via_diameter, size.via_drill, lattice.layers, task.net))
+            continue
+        # two vias of one net closer than a hole apart (a path that hopped under something): keep one, and
+        # join the other's tracks to it on each layer they reach (the stretch lies within both vias' footprint)
+        for layer in np.unique(nodes[nodes % lattice.plane == site] // lattice.plane).tolist():
+            add((x, y), twin[:2], lattice.layers[layer], size.track_width)
+    pads = {(lattice.layers[stub.layer], stub.points[0]) for stub in route.stubs}
+    for node in (n for c in route.connections for n in c.in_fill):     # ends joined to a fill hold too
+        x, y = lattice.node_xy(node)
+        pads.add((lattice.layers[node // lattice.plane], (float(x), float(y))))
+    tracks = without_dangling(list(segments.values()), pads, {(v.x, v.y) for v in vias})
     return tracks, vias
 
 
