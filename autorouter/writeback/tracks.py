@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -40,8 +41,8 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0,
             continue
         done.add(task.net)
         known = memo.get(task.net) if memo is not None else None
-        if known is None or known[0] is not task or len(known[1]) != len(route.connections) or any(
-                a is not b for a, b in zip(known[1], route.connections)):
+        if not (known and known[0] is task and len(known[1]) == len(route.connections)
+                and all(map(operator.is_, known[1], route.connections))):
             known = (task, list(route.connections), *net_items(lattice, task, route, hole_to_hole))
             if memo is not None:
                 memo[task.net] = known
