@@ -1,13 +1,14 @@
-"""The CPU engine, K ROIs in one flat index space, by one of two methods with the same results:
+"""The CPU engine, by one of two methods with the same results:
 
-- "sweep" (the default): min-plus line scans to the fixed point, then canonical parents (sweep.py);
+- "sweep" (the default): min-plus line scans to the fixed point, then the path walked back from the best sink
+  through canonical parents (sweep.py);
 - "near_far": the round-by-round reference, batched near-far (two-bucket delta-stepping) in NumPy.
 
-In near-far, state per node is one int64 key, (distance << 32) | parent, lowered with np.minimum.at exactly as the GPU engine
-lowers it with a 64-bit atomicMin: distances are integers, so every engine settles on the same distances and the same
-lowest-index parents. Each round relaxes the near bucket (frontier nodes below the ROI's threshold) of every ROI at
-once; a ROI whose near bucket is empty either finishes (all sinks settled, or nothing left to reach) or advances its
-threshold by delta.
+In near-far, the K ROIs lie in one flat index space and the state per node is one int64 key, (distance << 32) |
+parent, lowered with np.minimum.at exactly as the GPU engine lowers it with a 64-bit atomicMin: distances are
+integers, so every engine settles on the same distances and the same lowest-index parents. Each round relaxes the
+near bucket (frontier nodes below the ROI's threshold) of every ROI at once; a ROI whose near bucket is empty either
+finishes (all sinks settled, or nothing left to reach) or advances its threshold by delta.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from . import RoiRequest, RoiResult, stop_if_asked
 from .constants import BLOCKED, NO_PARENT, UNREACHED
-from .sweep import canonical_parents, sweep_distances
+from .sweep import path_back, sweep_distances
 
 KEY_NONE = np.int64(np.iinfo(np.int64).max)
 LOW32 = np.int64(0xFFFFFFFF)
@@ -34,23 +35,29 @@ class CpuEngine:
     def search(self, requests: list[RoiRequest], keep_dist: bool = False, should_stop=None) -> list[RoiResult]:
         if not requests:
             return []
-        batch = FlatBatch(requests)
         if self.method == "near_far":
+            batch = FlatBatch(requests)
             key, rounds = near_far(batch, self.delta, should_stop)
-        else:
-            key, rounds = swept_keys(batch, should_stop)
-        return batch.results(key, rounds, keep_dist)
+            return batch.results(key, rounds, keep_dist)
+        return swept(requests, keep_dist, should_stop)
 
 
-def swept_keys(b: "FlatBatch", should_stop=None) -> tuple[np.ndarray, int]:
-    """The packed (distance, parent) keys of every ROI, by sweeps; rounds = the most sweeps any ROI took."""
-    parts, rounds = [], 0
-    for req in b.requests:
-        d, sweeps = sweep_distances(req, should_stop)
-        parent = canonical_parents(req, d)
-        parts.append(np.where(d >= UNREACHED, KEY_NONE, (d << 32) | parent).ravel())
-        rounds = max(rounds, sweeps)
-    return np.concatenate(parts), rounds
+def swept(requests: list[RoiRequest], keep_dist: bool, should_stop=None) -> list[RoiResult]:
+    """Each ROI by sweeps, its path walked back from its best sink (the lowest total, then the lowest position);
+    rounds = the most sweeps any ROI took, as a batch of the GPU's."""
+    found = [sweep_distances(req, should_stop) for req in requests]
+    rounds = max(sweeps for _, sweeps in found)
+    out = []
+    for req, (d, _) in zip(requests, found):
+        at = d.ravel()[req.sinks]
+        total = np.where(at < UNREACHED, at + req.sink_cost, KEY_NONE)
+        dist = np.where(d >= UNREACHED, -1, d).ravel() if keep_dist else None
+        if total.size == 0 or total.min() == KEY_NONE:
+            out.append(RoiResult(None, -1, -1, rounds, dist))
+            continue
+        best = int(np.argmin(total))
+        out.append(RoiResult(path_back(req, d, int(req.sinks[best])), int(total[best]), best, rounds, dist))
+    return out
 
 
 class FlatBatch:

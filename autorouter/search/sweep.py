@@ -4,15 +4,16 @@ Along a line with entering costs c, the forward scan d'[i] = min(d[i], d'[i-1] +
 d' = P + cummin(d - P) with P the prefix sum of c, so one NumPy expression settles a whole line at once. Six scans
 (both ways along columns, rows and layers) make one sweep; a path with k turns or layer changes is settled after at
 most k + 1 sweeps, against one near-far round per lattice step. At the fixed point the distances are exact (integer
-costs, no rounding), and each node's parent is then chosen as its lowest-index predecessor on a shortest path: the
-same canonical tree the near-far engines build with their packed (distance, parent) minimum.
+costs, no rounding), and the path is walked back from the sink through each node's lowest-index predecessor on a
+shortest path: the canonical tree the near-far engines build with their packed (distance, parent) minimum, found
+only along the path.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import RoiRequest, stop_if_asked
-from .constants import BLOCKED, NO_PARENT, UNREACHED
+from .constants import BLOCKED, UNREACHED
 
 
 def line_scans(req: RoiRequest) -> list[tuple[int, bool, np.ndarray]]:
@@ -66,23 +67,29 @@ def sweep_distances(req: RoiRequest, should_stop=None) -> tuple[np.ndarray, int]
         stop_if_asked(should_stop)
 
 
-def canonical_parents(req: RoiRequest, d: np.ndarray) -> np.ndarray:
-    """Lowest-index neighbour u with d[u] + cost(u -> v) == d[v], per node (NO_PARENT for none)."""
+def path_back(req: RoiRequest, d: np.ndarray, node: int) -> np.ndarray:
+    """The path from a source to node (ROI-local flat indices), walked back through each node's lowest-index
+    neighbour u with d[u] + cost(u -> v) == d[v]: the canonical parents, found only along the path (the near-far
+    engines keep them for every node, in their keys)."""
     L, R, C = req.shape
-    index = np.arange(L * R * C, dtype=np.int64).reshape(req.shape)
-    parent = np.full(req.shape, NO_PARENT, dtype=np.int64)
-    reached = d < UNREACHED
-    for axis, enter in ((2, req.cost_col), (1, req.cost_row), (0, req.cost_via)):
-        n = d.shape[axis]
-        if n < 2:
-            continue
-        for shift in (1, -1):          # predecessor at position i - shift along the axis
-            dst = [slice(None)] * 3
-            src = [slice(None)] * 3
-            dst[axis] = slice(1, n) if shift == 1 else slice(0, n - 1)
-            src[axis] = slice(0, n - 1) if shift == 1 else slice(1, n)
-            dst, src = tuple(dst), tuple(src)
-            tight = reached[dst] & reached[src] & (d[src] + enter[dst] == d[dst]) & (enter[dst] < BLOCKED)
-            candidate = np.where(tight, index[src], NO_PARENT)
-            parent[dst] = np.minimum(parent[dst], candidate)
-    return parent
+    dist = d.ravel()
+    enter = [req.cost_col.ravel(), req.cost_row.ravel(), req.cost_via.ravel()]
+    path = [node]
+    while True:
+        v = path[-1]
+        l, rest = divmod(v, R * C)
+        r, c = divmod(rest, C)
+        dv, best = int(dist[v]), None
+        for axis, (step, room) in enumerate(((1, (c > 0, c < C - 1)), (C, (r > 0, r < R - 1)),
+                                             (R * C, (l > 0, l < L - 1)))):
+            cost = int(enter[axis][v])
+            if cost >= BLOCKED:
+                continue
+            for u, inside in ((v - step, room[0]), (v + step, room[1])):
+                if inside and (best is None or u < best):
+                    du = int(dist[u])
+                    if du < UNREACHED and du + cost == dv:
+                        best = u
+        if best is None:
+            return np.array(path[::-1], dtype=np.int64)
+        path.append(best)
