@@ -4,7 +4,8 @@
 // row (cost_col), a column (cost_row) or between layers (cost_via); BLOCKED32 means no such move. Padding cells are
 // BLOCKED32 everywhere and start UNREACHED. Scans relax each lattice line forward then backward,
 // d[i] = min(d[i], d[i-1] + cost[i]), by a warp per line, each lane a run of up to LANE_NODES nodes, with a shuffle
-// scan of the min-plus recurrence over the runs; or, for lines along columns and layers in large batches, by one thread per line (see scan_lines).
+// scan of the min-plus recurrence over the runs; or, for lines along columns and layers in large batches, by one
+// thread per line (see scan_lines).
 // Sweeps repeat until no scan changes anything: the same fixed point the CPU engine reaches. A node's parent is its
 // lowest-index predecessor on a shortest path, found only along the path walked back from the best sink.
 //
