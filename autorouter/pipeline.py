@@ -236,9 +236,10 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         tracks, vias = items_now()
         key = (tuple(tracks), tuple(vias))
         if key not in seen:
-            since = None if last is None else (last[2], list(set(tracks) ^ set(last[0]))
-                                               + list(set(vias) ^ set(last[1])))
-            pieces = predict_fill(board, rules, tracks, vias, since=since) if board.zones else ()
+            pieces = ()
+            if board.zones:
+                since = None if last is None else (last[2], changed_items(last[0], last[1], tracks, vias))
+                pieces = predict_fill(board, rules, tracks, vias, since=since)
             last = tracks, vias, pieces
             seen[key] = pieces, pad_groups(board, tracks, vias, pieces)
         if forget_others:
@@ -328,10 +329,15 @@ def starved_count(board, rules, joined: Joined, starved_before) -> int:
 def with_copper(board, rules, joined: Joined, tracks, vias) -> Joined:
     """joined with these tracks and vias, its fills and pad groups predicted again: the fills that the items added
     or taken away reach, the others as they were."""
-    changed = list(set(tracks) ^ set(joined.tracks)) + list(set(vias) ^ set(joined.vias))
+    changed = changed_items(joined.tracks, joined.vias, tracks, vias)
     pieces = predict_fill(board, rules, tracks, vias, since=(joined.fills, changed))
     return joined._replace(tracks=tracks, vias=vias, fills=list(pieces), groups=pad_groups(board, tracks, vias, pieces),
                            relief_fills=relief_fill(board, rules, tracks, vias, since=(joined.relief_fills, changed)))
+
+
+def changed_items(tracks, vias, new_tracks, new_vias) -> list:
+    """The tracks and vias added or taken away between two sets of items (for predict's since)."""
+    return list(set(tracks) ^ set(new_tracks)) + list(set(vias) ^ set(new_vias))
 
 
 def make_ways(failed: list, outcome, now, tried: set, rejoin, stubs_clear) -> None:

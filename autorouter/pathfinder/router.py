@@ -419,8 +419,8 @@ def reach_walls(task: NetTask, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     """The track nodes and via sites where the task's cover would hold the copper of a net that stays put (ctx.fixed),
     near its pins (within its ROI margin and one cover radius): its search sees the others' covers only, and a
     wider net's own cover reaches farther than a narrower neighbour's (Occupancy.reached_by)."""
-    lat, occ, fixed = ctx.lattice, ctx.occ, ctx.fixed
-    key = (task.net, id(task), ctx.margin(task.net))
+    lat, occ, fixed, margin = ctx.lattice, ctx.occ, ctx.fixed, ctx.margin(task.net)
+    key = (id(task), margin)             # the moving tasks live as long as fixed does: their ids stay theirs
     if fixed is not None and key in fixed.walls:
         return fixed.walls[key]
     nodes = np.concatenate([pin.portals.nodes for pin in task.pins])
@@ -428,7 +428,7 @@ def reach_walls(task: NetTask, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
         return nodes, nodes
     radii = ctx.radii(task.rules)
     reach = max(radii.track_track, radii.track_via, radii.via_track, radii.via_via)
-    rows, cols = roi_window(lat, nodes, ctx.margin(task.net) + reach, False)
+    rows, cols = roi_window(lat, nodes, margin + reach, False)
     centres, vias = (fixed.centres, fixed.vias) if fixed is not None else (occ.centres, occ.via_centres)
     layer, row, col = np.nonzero(centres.reshape(lat.shape)[:, rows, cols])   # only the window is scanned
     srow, scol = np.nonzero(vias.reshape(lat.rows, lat.cols)[rows, cols])
