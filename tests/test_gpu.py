@@ -150,7 +150,7 @@ def test_costs_built_on_the_gpu_equal_the_hosts(wall):
     for _ in range(5):                                 # history as PathFinder accumulates it, in float32
         occ.hist_track += np.float32(0.4) * rng.integers(0, 3, occ.track.size).astype(np.float32)
         occ.hist_via += np.float32(0.4) * rng.integers(0, 3, occ.via.size).astype(np.float32)
-    occ.version += 1
+    occ.rewritten()
     profiles = [SimpleNamespace(track_owner=rng.choice([-1, -1, -1, -2, 3, 7], lat.shape).astype(np.int32),
                                 via_owner=rng.choice([-1, -1, -2, 3, 7], (lat.rows, lat.cols)).astype(np.int32))
                 for _ in range(2)]
@@ -175,6 +175,21 @@ def test_costs_built_on_the_gpu_equal_the_hosts(wall):
     on_gpu = snap.device.fill(table, windows, (len(windows),) + box)
     for which in range(3):
         assert np.array_equal(on_gpu[which].get(), padded_costs(requests, which, (len(windows),) + box)), seed
+
+
+def test_the_devices_occupancy_follows_the_hosts():
+    from autorouter.lattice.grid import make_lattice
+    from autorouter.pathfinder.congestion import Occupancy
+    from autorouter.pathfinder.device_costs import DeviceCosts
+    from test_pathfinder import random_changes
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    occ = Occupancy(make_lattice((0, 0, 16, 12), ["F.Cu", "In1.Cu", "In2.Cu", "B.Cu"], 0.2))
+    device = DeviceCosts(occ)
+    for _ in range(20):
+        random_changes(occ, rng, int(rng.integers(1, 6)))
+        track, via = device.occupancy()[:2]
+        assert np.array_equal(track.get(), occ.track) and np.array_equal(via.get(), occ.via), seed
 
 
 @pytest.mark.parametrize("k, shape", SHAPES[:-1])

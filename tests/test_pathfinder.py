@@ -105,6 +105,43 @@ def test_discs_around_nodes_are_every_node_within_the_radius(count):
     assert np.array_equal(via, np.flatnonzero(expect_via))
 
 
+def random_changes(occ, rng, steps: int):
+    """Bumps (some with an index twice, some larger than a copy), walls frozen and thawed, as PathFinder makes them."""
+    from autorouter.pathfinder.finishing import FROZEN
+    for k in range(steps):
+        if k % 7 == 3:
+            occ.scale(times=FROZEN)
+        elif k % 7 == 5:
+            occ.scale(over=FROZEN)
+        else:
+            n = int(rng.choice([5, 50, occ.track.size // 3]))
+            nodes = rng.integers(0, occ.track.size, n)
+            sites = np.unique(rng.integers(0, occ.via.size, n // 4 + 1))
+            delta = int(rng.choice([1, 2, 5]))
+            occ.bump(nodes, sites, delta)
+            if rng.integers(2):
+                occ.bump(nodes, sites, -delta)
+
+
+def test_a_copy_that_follows_the_changes_equals_the_occupancy():
+    # what the GPU's copy of the prices does (device_costs.follow), replayed here in NumPy
+    from autorouter.pathfinder.congestion import Changes
+    from autorouter.pathfinder.device_costs import follow
+    rng = np.random.default_rng(7)
+    occ = Occupancy(make_lattice((0, 0, 6, 5), ["F.Cu", "In1.Cu", "B.Cu"], 0.1))
+    occ.changes = Changes(occ.track.size // 4)
+    copy, copies = None, 0
+    for _ in range(30):
+        random_changes(occ, rng, int(rng.integers(1, 6)))
+        if occ.changes.whole or copy is None:
+            copy, copies = (occ.track.copy(), occ.via.copy()), copies + 1
+        else:
+            follow(copy, occ.changes.steps, np)
+        occ.changes.taken()
+        assert np.array_equal(copy[0], occ.track) and np.array_equal(copy[1], occ.via)
+    assert 1 < copies < 30          # followed mostly, copied where the changes outgrew a copy
+
+
 class AnyEngine:
     """A search engine known only by the search interface: CPU searches, under a name the pathfinder must not read
     (engine.name is for reports)."""

@@ -163,6 +163,9 @@ class Occupancy:
         # count changes, for copies elsewhere: of track and via (every add), of the history (every iteration)
         self.version = 0
         self.hist_version = 0
+        # what changed in track and via since a copy elsewhere last took it (Changes), for that copy to follow by
+        # the same steps instead of copying the arrays again; None while no copy asks for it
+        self.changes: Changes | None = None
 
     def disc(self, radius: float) -> "Disc":
         if radius not in self._discs:
@@ -234,11 +237,33 @@ class Occupancy:
 
     def add(self, route: NetRoute, sign: int) -> None:
         """Add (sign +1) or remove (-1) a route's footprint: the same arrays, both ways."""
-        self.track[route.cover_track] += sign
-        self.via[route.cover_via] += sign
+        self.bump(route.cover_track, route.cover_via, sign)
         self.centres[route.nodes()] += sign
         self.via_centres[route.via_sites(self.lattice)] += sign
+
+    def bump(self, nodes: np.ndarray, sites: np.ndarray, delta: int) -> None:
+        """Add delta to the track counts at nodes and the via counts at sites (an index given twice counts once, as
+        NumPy's fancy += does)."""
+        self.track[nodes] += delta
+        self.via[sites] += delta
         self.version += 1
+        if self.changes is not None:
+            self.changes.bump(nodes, sites, delta)
+
+    def scale(self, times: int = 1, over: int = 1) -> None:
+        """Multiply every track and via count by times, or floor-divide it by over (counts are never negative)."""
+        for counts in (self.track, self.via):
+            counts *= times
+            counts //= over
+        self.version += 1
+        if self.changes is not None:
+            self.changes.scale(times, over)
+
+    def rewritten(self) -> None:
+        """Say that track and via were written directly: a copy elsewhere takes them whole."""
+        self.version += 1
+        if self.changes is not None:
+            self.changes.rewritten()
 
     def conflicts(self, route: NetRoute) -> int:
         """Track nodes and vias of the route that lie in another net's cover."""
@@ -271,6 +296,37 @@ class Occupancy:
         self.hist_via[over_v] += hist_fac * (self.via[over_v] - 1)
         self.hist_version += 1
         return int(over_t.size + over_v.size)
+
+
+class Changes:
+    """Occupancy's track and via changes since a copy elsewhere last followed them, in order: bumps (indices and a
+    delta) and scalings. Once they add up to more than a copy of the arrays would move, they say "copy it all"."""
+
+    def __init__(self, size: int):
+        self.size = size              # indices beyond which a copy of the arrays is cheaper
+        self.steps: list = []         # ("bump", nodes, sites, delta) and ("scale", times, over), oldest first
+        self.indices = 0
+        self.whole = True             # the copy must take the arrays whole (at first, and after rewritten())
+
+    def bump(self, nodes: np.ndarray, sites: np.ndarray, delta: int) -> None:
+        if self.whole:
+            return
+        self.indices += nodes.size + sites.size
+        if self.indices > self.size:
+            self.rewritten()
+        else:
+            self.steps.append(("bump", nodes, sites, delta))
+
+    def scale(self, times: int, over: int) -> None:
+        if not self.whole:
+            self.steps.append(("scale", times, over))
+
+    def rewritten(self) -> None:
+        self.steps, self.indices, self.whole = [], 0, True
+
+    def taken(self) -> None:
+        """The copy has followed every change so far."""
+        self.steps, self.indices, self.whole = [], 0, False
 
 
 def union(parts: list[np.ndarray]) -> np.ndarray:

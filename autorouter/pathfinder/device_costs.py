@@ -2,9 +2,11 @@
 one launch of kernels/costs.cu builds a whole batch's padded cost arrays from them, instead of costs.roi_costs per
 ROI on the host and an upload. The numbers are the same.
 
-The occupancy is copied again only when it changed (Occupancy.version), which is once per batch of nets, not once
-per search; the history once per iteration; owner maps once per net class. What changes per ROI (its window, net,
-own vias) is a small table() that the search engine uploads with the rest of the batch's small inputs.
+The occupancy follows the host's by the same steps (Occupancy.changes: the covers added and taken away, the
+scalings of a local negotiation), uploading only the indices that changed, and is copied whole only at first or
+when the changes would move more than a copy; the history is copied once per iteration; owner maps once per net
+class. What changes per ROI (its window, net, own vias) is a small table() that the search engine uploads with the
+rest of the batch's small inputs.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import numpy as np
 
 from ..lattice.obstacles import FREE
 from ..search.constants import STEP, cuda_defines
+from .congestion import Changes
 
 THREADS = 256
 
@@ -41,13 +44,19 @@ class DeviceCosts:
         self.versions = (None, None)
         self.counts = self.history = None
         self.owner_maps: dict[int, tuple] = {}        # id(profile) -> (profile, track owner, via owner) on the device
+        occ.changes = Changes(occ.track.size // 4)    # more indices than a quarter of the nodes: a copy is cheaper
 
     def occupancy(self):
-        """(track, via, hist_track, hist_via) on the device, each pair copied again when the host's changed."""
+        """(track, via, hist_track, hist_via) on the device: the counts brought up to the host's by its changes (or
+        copied whole), the history copied again when the host's changed."""
         import cupy
         o = self.occ
         if self.versions[0] != o.version:
-            self.counts = cupy.asarray(o.track), cupy.asarray(o.via)
+            if o.changes.whole or self.counts is None:
+                self.counts = cupy.asarray(o.track), cupy.asarray(o.via)
+            else:
+                follow(self.counts, o.changes.steps, cupy)
+            o.changes.taken()
         if self.versions[1] != o.hist_version:
             self.history = cupy.asarray(o.hist_track), cupy.asarray(o.hist_via)
         self.versions = (o.version, o.hist_version)
@@ -101,6 +110,28 @@ class DeviceCosts:
              np.float64(STEP), np.float64(STEP * config.wrong_way_cost), np.float64(config.via_cost * STEP),
              np.int32(snapshot.wall), col, row, cvia))
         return col.reshape(shape), row.reshape(shape), cvia.reshape(shape)
+
+
+def follow(counts, steps: list, xp) -> None:
+    """Apply the host's changes (Changes.steps) to a copy of its (track, via) counts in xp's memory, in order: every
+    index of every bump uploaded at once, each bump applied as NumPy applied it (an index given twice in one bump
+    counts once)."""
+    bumps = [s for s in steps if s[0] == "bump"]
+    if bumps:
+        flat = xp.asarray(np.concatenate([part for _, nodes, sites, _ in bumps for part in (nodes, sites)]
+                                         ).astype(np.int64, copy=False))
+    at = 0
+    for step in steps:
+        if step[0] == "scale":
+            for c in counts:
+                c *= step[1]
+                c //= step[2]
+            continue
+        _, nodes, sites, delta = step
+        for c, idx in zip(counts, (nodes, sites)):
+            if idx.size:
+                c[flat[at:at + idx.size]] += delta
+            at += idx.size
 
 
 def near_window(lat, w) -> np.ndarray:

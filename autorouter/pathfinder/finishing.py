@@ -200,8 +200,7 @@ def clear_areas(outcome: Negotiation, areas: list[tuple[np.ndarray, np.ndarray, 
             in_sorted(nodes, r.nodes()).any() or in_sorted(sites, r.via_sites(occ.lattice)).any())]
         if not inside or len(inside) > MAX_MOVED or not all(n in by_net for n in inside) or ctx.should_stop():
             continue
-        occ.track[nodes] += 1             # a cover of no net: a wall once negotiate_among freezes it
-        occ.via[sites] += 1
+        occ.bump(nodes, sites, 1)         # a cover of no net: a wall once negotiate_among freezes it
         for _ in range(2):               # the nets in the area, then with the nets nearest to it
             kept, _ = negotiate_among([by_net[n] for n in inside], routes, occ, ctx, credit=1)
             if kept or ctx.should_stop():
@@ -211,8 +210,7 @@ def clear_areas(outcome: Negotiation, areas: list[tuple[np.ndarray, np.ndarray, 
             if not more:
                 break
             inside += more
-        occ.track[nodes] -= 1
-        occ.via[sites] -= 1
+        occ.bump(nodes, sites, -1)
         cleared += kept
     return cleared
 
@@ -253,8 +251,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
     history = occ.hist_track.copy(), occ.hist_via.copy()
     for r in before.values():
         occ.add(r, -1)
-    occ.track *= FROZEN
-    occ.via *= FROZEN
+    occ.scale(times=FROZEN)
     ctx.fixed = Fixed(occ.centres.copy(), occ.via_centres.copy())
     for r in before.values():
         occ.add(r, +1)
@@ -278,8 +275,7 @@ def negotiate_among(moving: list[NetTask], routes: dict[int, NetRoute], occ: Occ
     where = np.unique(np.concatenate([np.concatenate(occ.shared_nodes(routes[t.net])) for t in moving]))
     for t in moving:
         occ.add(routes[t.net], -1)
-    occ.track //= FROZEN
-    occ.via //= FROZEN
+    occ.scale(over=FROZEN)
     legal = not pending and not any(occ.conflicts_with_others(routes[t.net]) for t in moving)
     joined = sum(joins(routes[t.net], yield_late) - joins(before[t.net], yield_late) for t in moving)
     kept = legal and joined + credit > 0

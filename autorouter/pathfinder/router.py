@@ -404,15 +404,11 @@ def route_batch(batch: list[NetTask], ctx: Context, own: list | None = None) -> 
         return grow_routes(batch, ctx, own)
     occ = ctx.occ
     track, via = reach_walls(batch[0], ctx)
-    occ.track[track] += ctx.wall
-    occ.via[via] += ctx.wall
-    occ.version += 1
+    occ.bump(track, via, ctx.wall)
     try:
         return grow_routes(batch, ctx, own)
     finally:
-        occ.track[track] -= ctx.wall
-        occ.via[via] -= ctx.wall
-        occ.version += 1
+        occ.bump(track, via, -ctx.wall)
 
 
 def reach_walls(task: NetTask, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
