@@ -225,7 +225,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
 
     def items_now():
         """The new tracks and vias as the routes stand."""
-        return routes_to_items(lattice, tasks, outcome.routes, hole_gap, items_memo)
+        return routes_to_items(lattice, tasks, outcome.routes, hole_gap, items_memo, config.chamfer)
 
     def copper_now(forget_others: bool = False):
         """The new tracks and vias as the routes stand, the zone fills predicted with them and each net's pad

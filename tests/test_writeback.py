@@ -31,6 +31,31 @@ def test_collinear_steps_merge_into_one_segment():
     assert [len(r) for r in runs] == [3, 1]            # start, corner, end on F.Cu; the via's landing on B.Cu
 
 
+def test_a_staircase_becomes_one_diagonal_and_a_corner_where_a_join_starts_stays():
+    from types import SimpleNamespace
+    from autorouter.board.rules import NetClassRules
+    from autorouter.pathfinder.congestion import Connection, NetRoute
+    lat = make_lattice((0, 0, 2, 2), ["F.Cu", "B.Cu"], 0.1)
+    size = NetClassRules("Default", 0.1, 0.1, 0.6, 0.3)
+    nodes = [(2, 2), (2, 3), (3, 3), (3, 4), (4, 4), (4, 5), (5, 5)] + [(5, c) for c in range(6, 10)]
+    path = np.array([lat.index(0, r, c) for r, c in nodes])
+    stairs = Connection(path, size=size, in_fill=[int(path[0]), int(path[-1])])
+    task = SimpleNamespace(net=1, rules=size)
+    square, _ = routes_to_items(lat, [task], {1: NetRoute([stairs])})
+    assert len(square) == 7                                     # six single steps and the leg, without chamfer
+    segments, _ = routes_to_items(lat, [task], {1: NetRoute([stairs])}, chamfer=0.5)
+    pitch = lat.pitch
+    diagonal = [t for t in segments if abs(abs(t.end[0] - t.start[0]) - abs(t.end[1] - t.start[1])) < 1e-9]
+    assert len(segments) == 3 and len(diagonal) == 1        # a half step, one 45 degree diagonal, the last leg
+    assert abs(np.hypot(*np.subtract(diagonal[0].end, diagonal[0].start)) - 3 * np.sqrt(2) * pitch) < 1e-9
+    # a join that starts on the corner at (5, 5): that corner is kept, so the join still meets the track there
+    join = Connection(np.array([lat.index(0, r, 5) for r in range(5, 9)]), size=size,
+                      in_fill=[lat.index(0, 8, 5)], parent=stairs)
+    segments, _ = routes_to_items(lat, [task], {1: NetRoute([stairs, join])}, chamfer=0.5)
+    corner = tuple(float(v) for v in lat.node_xy(lat.index(0, 5, 5)))
+    assert sum(corner in (t.start, t.end) for t in segments) == 3
+
+
 def test_items_remembered_per_net_follow_the_routes_that_change():
     # finishing asks for the items again and again while a few nets move: a net whose connections are the same
     # objects gives the same items, one that moved gives its new ones, as without the memo

@@ -1,4 +1,13 @@
-"""Lattice paths to board items: straight runs merged into segments, layer changes into vias, pad stubs kept."""
+"""Lattice paths to board items: straight runs merged into segments, layer changes into vias, pad stubs kept; where
+asked (config.chamfer), right-angle corners cut at 45 degrees, so that a staircase of single steps becomes one
+diagonal.
+
+A corner is cut by the same length along each leg. The cut moves copper only into the corner's inside, and no
+farther than any copper the corner kept its clearance from allows: a point at least R (half the width plus the
+clearance) from both legs is at least (2R - cut) / sqrt(2) from the cut, which is R or more while the cut is at most
+(2 - sqrt(2)) R; at the automatic pitch (half of the narrowest width plus the clearance) half a pitch is within that
+for every width at or above the narrowest.
+"""
 from __future__ import annotations
 
 import math
@@ -26,12 +35,13 @@ def corners(path: np.ndarray, lattice) -> list[np.ndarray]:
     return runs
 
 
-def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0,
-                    memo: dict | None = None) -> tuple[list[Track], list[Via]]:
+def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0, memo: dict | None = None,
+                    chamfer: float = 0.0) -> tuple[list[Track], list[Via]]:
     """The routes as board items: each connection's tracks at its width (its net class's, or necked), through vias
     of its size (the larger where two connections share a site). memo: a dict kept by a caller that asks again and
     again while a few nets change (finishing): a net whose task and connections are the same objects as last time
-    gives the same items."""
+    gives the same items. chamfer: how far, in lattice pitches (at most half), corners are cut back along each leg
+    (0: square corners)."""
     tracks: list[Track] = []
     vias: list[Via] = []
     done: set[int] = set()
@@ -43,7 +53,7 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0,
         known = memo.get(task.net) if memo is not None else None
         if not (known and known[0] is task and len(known[1]) == len(route.connections)
                 and all(map(operator.is_, known[1], route.connections))):
-            known = (task, list(route.connections), *net_items(lattice, task, route, hole_to_hole))
+            known = (task, list(route.connections), *net_items(lattice, task, route, hole_to_hole, chamfer))
             if memo is not None:
                 memo[task.net] = known
         tracks += known[2]
@@ -51,7 +61,7 @@ def routes_to_items(lattice, tasks, routes, hole_to_hole: float = 0.0,
     return tracks, vias
 
 
-def net_items(lattice, task, route, hole_to_hole: float) -> tuple[list[Track], list[Via]]:
+def net_items(lattice, task, route, hole_to_hole: float, chamfer: float = 0.0) -> tuple[list[Track], list[Via]]:
     """One net's route as board items (routes_to_items)."""
     vias: list[Via] = []
     segments: dict[tuple, Track] = {}          # one segment per layer and ends, at the widest asked for
@@ -62,13 +72,17 @@ def net_items(lattice, task, route, hole_to_hole: float) -> tuple[list[Track], l
             segments[key] = Track(a, b, width, layer, task.net)
 
     sizes: dict[int, object] = {}
+    # where another connection of the net starts or ends: a corner there stays, or the join would come apart
+    ends = {int(n) for conn in route.connections for n in (conn.path[0], conn.path[-1])} if chamfer else set()
     for conn in route.connections:
         size = conn.size or task.rules
         for run in corners(conn.path, lattice):
             layer = lattice.layers[int(run[0] // lattice.plane)]
-            x, y = lattice.node_xy(run)
-            for i in range(len(run) - 1):
-                add((float(x[i]), float(y[i])), (float(x[i + 1]), float(y[i + 1])), layer, size.track_width)
+            points = np.stack(lattice.node_xy(run), axis=1)
+            if chamfer:
+                points = chamfered(points, np.array([n in ends for n in run.tolist()]), chamfer * lattice.pitch)
+            for a, b in zip(points[:-1], points[1:]):
+                add((float(a[0]), float(a[1])), (float(b[0]), float(b[1])), layer, size.track_width)
         for stub in conn.stubs:
             for a, b in zip(stub.points, stub.points[1:]):
                 add(a, b, lattice.layers[stub.layer], size.track_width)
@@ -95,6 +109,30 @@ def net_items(lattice, task, route, hole_to_hole: float) -> tuple[list[Track], l
         pads.add((lattice.layers[node // lattice.plane], (float(x), float(y))))
     tracks = without_dangling(list(segments.values()), pads, {(v.x, v.y) for v in vias})
     return tracks, vias
+
+
+def chamfered(points: np.ndarray, keep: np.ndarray, cut: float) -> np.ndarray:
+    """A run's corner points (n, 2), each inner corner not kept replaced by the two points `cut` back along its legs
+    (legs are whole lattice pitches, at least twice the cut), then every point between two steps of one direction
+    dropped: a staircase of single steps becomes one diagonal segment."""
+    if len(points) < 3:
+        return points
+    out = [points[0]]
+    for i in range(1, len(points) - 1):
+        if keep[i]:
+            out.append(points[i])
+            continue
+        for other in (points[i - 1], points[i + 1]):
+            leg = other - points[i]
+            out.append(points[i] + leg * (cut / np.hypot(*leg)))
+    out.append(points[-1])
+    out = np.array(out)
+    steps = np.diff(out, axis=0)
+    length = np.hypot(steps[:, 0], steps[:, 1])
+    out, steps, length = out[np.r_[True, length > 1e-9]], steps[length > 1e-9], length[length > 1e-9]
+    direction = steps / length[:, None]
+    turn = np.abs(direction[1:] - direction[:-1]).max(axis=1) > 1e-6
+    return out[np.r_[True, turn, True]]
 
 
 def without_dangling(tracks: list[Track], pad_ends: set, via_points: set) -> list[Track]:
