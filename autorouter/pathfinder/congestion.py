@@ -252,9 +252,7 @@ class Occupancy:
 
     def scale(self, times: int = 1, over: int = 1) -> None:
         """Multiply every track and via count by times, or floor-divide it by over (counts are never negative)."""
-        for counts in (self.track, self.via):
-            counts *= times
-            counts //= over
+        scale_counts((self.track, self.via), times, over)
         self.version += 1
         if self.changes is not None:
             self.changes.scale(times, over)
@@ -296,6 +294,16 @@ class Occupancy:
         self.hist_via[over_v] += hist_fac * (self.via[over_v] - 1)
         self.hist_version += 1
         return int(over_t.size + over_v.size)
+
+
+def scale_counts(counts, times: int, over: int) -> None:
+    """Multiply each array of counts by times, then floor-divide it by over, in place (NumPy's or CuPy's); a factor
+    of 1 costs no pass over the arrays."""
+    for c in counts:
+        if times != 1:
+            c *= times
+        if over != 1:
+            c //= over
 
 
 class Changes:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..lattice.obstacles import FREE
 from ..search.constants import STEP, cuda_defines
-from .congestion import Changes
+from .congestion import Changes, scale_counts
 
 THREADS = 256
 
@@ -123,9 +123,7 @@ def follow(counts, steps: list, xp) -> None:
     at = 0
     for step in steps:
         if step[0] == "scale":
-            for c in counts:
-                c *= step[1]
-                c //= step[2]
+            scale_counts(counts, step[1], step[2])
             continue
         _, nodes, sites, delta = step
         for c, idx in zip(counts, (nodes, sites)):
