@@ -280,6 +280,21 @@ def test_a_via_on_a_spoke_inside_the_pad_counts_as_a_spoke(tmp_path):
             assert kicad_starved(out) == starved
 
 
+@pytest.mark.parametrize("width, counts", [(0.25, True), (0.1, False)])
+def test_a_track_counts_as_a_spoke_only_where_its_copper_touches_the_pad(tmp_path, width, counts):
+    """KiCad counts the tracks connected to the pad (its GetConnectedTracks: their copper touches the pad's) with one
+    end inside it, grown by half the thermal gap, and the other in the fill. With three of J1.1's spokes cut, a GND
+    way from inside the pad diagonally into the fill, made of two tracks whose joint lies in the gap 0.1 mm off the
+    pad's corner: the second is a spoke where its end's copper reaches the pad (0.25 mm wide), none where it does not
+    (0.1 mm), and the first ends in the gap, not in the fill (c2_teres_keyboard's U1.15)."""
+    path, board, rules = thermal_board(tmp_path)
+    gnd = board.pads[0].net
+    way = [Track((6.7, 4.7), (6.92, 4.92), width, "F.Cu", gnd), Track((6.92, 4.92), (7.6, 5.6), width, "F.Cu", gnd)]
+    assert (("J1.1", "F.Cu") in starved_pads(board, rules, CUTS + way)) == (not counts)
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(with_tracks(path, CUTS + way, tmp_path / "way.kicad_pcb")) == (0 if counts else 1)
+
+
 def test_a_stitching_via_joins_an_island_that_a_spoke_reaches(tmp_path):
     """The pocket of the test above, fed the way a designer would: a GND via inside it, which the B.Cu pour joins,
     makes the pocket an outline of two items, whose spoke KiCad counts again."""

@@ -111,27 +111,37 @@ def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items:
             if key not in spokes_of:
                 spokes_of[key] = shapely.union_all([body if board.pads[i].hole is None
                                                     else body.difference(board.pads[i].hole) for i, body in added[key]])
-            r.spokes += track_spokes(board, r, fills[key] + [spokes_of[key]], ends(pad.net, pad.layers))
+            r.spokes += track_spokes(board, r, fills[key] + [spokes_of[key]], ends(pad))
         if r.spokes < r.needed:
             r.spokes += meeting_spokes(board, r, landed, copper)
     return list(found.values())
 
 
 def connected_ends(board: Board, tracks=(), vias=()):
-    """ends(net, layers): the (n, 2, 2) start and end points of the net's tracks on any of the layers, and of its
-    vias that reach one of them (KiCad takes a via for a track of length 0), each once."""
+    """ends(pad): the (n, 2, 2) start and end points of the tracks and vias KiCad connects to the pad itself (its
+    GetConnectedTracks): of its net, on one of its layers, whose copper touches the pad's. A via is a track of length
+    0. A track that reaches the pad only through another track is not among them
+    (c2_teres_keyboard's U1.15: a /GND track ending 0.24 mm off the pad, joined to it by a short one, is no spoke)."""
     tracks_at: dict[tuple[int, str], list] = {}
     for t in list(board.tracks) + list(tracks):
-        tracks_at.setdefault((t.net, t.layer), []).append((t.start, t.end))
-    vias_of: dict[int, list] = {}
+        tracks_at.setdefault((t.net, t.layer), []).append((*t.start, *t.end, t.width))
     for v in list(board.vias) + list(vias):
-        vias_of.setdefault(v.net, []).append(v)
+        for layer in v.layers:
+            tracks_at.setdefault((v.net, layer), []).append((v.x, v.y, v.x, v.y, v.diameter))
+    arrays = {key: np.array(rows, dtype=np.float64) for key, rows in tracks_at.items()}
 
-    def ends(net: int, layers) -> np.ndarray:
-        pairs = [pair for layer in layers for pair in tracks_at.get((net, layer), ())]
-        pairs += [((v.x, v.y), (v.x, v.y)) for v in vias_of.get(net, ()) if set(v.layers) & set(layers)]
-        return np.array(pairs, dtype=np.float64).reshape(-1, 2, 2)
+    def ends(pad) -> np.ndarray:
+        rows = [arrays[(pad.net, layer)] for layer in pad.layers if (pad.net, layer) in arrays]
+        if not rows:
+            return np.zeros((0, 2, 2))
+        seg = np.unique(np.concatenate(rows), axis=0)
+        lines = shapely.linestrings(seg[:, :4].reshape(-1, 2, 2))
+        on = shapely.distance(lines, pad.outline) <= seg[:, 4] / 2 + TOUCH
+        return seg[on, :4].reshape(-1, 2, 2)
     return ends
+
+
+TOUCH = 1e-4      # mm: copper this near a pad's touches it
 
 
 def outline_items(board: Board, pieces: list[Piece], items: list[int], copper: Copper) -> list[int]:
