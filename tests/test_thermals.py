@@ -210,6 +210,25 @@ def test_spokes_that_meet_a_neighbours_count(tmp_path):
         assert kicad_starved(with_tracks(path, cuts, tmp_path / "cut.kicad_pcb")) == 0
 
 
+def test_a_track_onto_spokes_that_meet_ends_in_the_fill(tmp_path):
+    """A board that asks for three spokes: J1.1 keeps two, outwards and the one that meets J1.2's. A GND track from
+    inside J1.1 that ends on that pair, in the gap between the pads, is its third: KiCad's filler adds the pair to
+    the fill, so the track's end lies in it (c4_usb_gigabit's R10.1). Starved without the track, not with it, for
+    KiCad and for us."""
+    path = g.write(g.spoke_pair(), tmp_path, minimums={"min_resolved_spokes": 3})
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    assert rules.min_spokes == 3
+    s1 = next(n for n, name in board.net_names.items() if name == "S1")
+    cuts = [Track((8.0, y), (12.0, y), 0.25, "F.Cu", s1) for y in (7.1, 8.9)]
+    onto = [Track((9.6, 8.0), (9.95, 8.0), 0.2, "F.Cu", board.pads[0].net)]
+    assert ("J1.1", "F.Cu") in starved_pads(board, rules, cuts)
+    assert ("J1.1", "F.Cu") not in starved_pads(board, rules, cuts + onto)
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(with_tracks(path, cuts, tmp_path / "cut.kicad_pcb")) == 2
+        assert kicad_starved(with_tracks(path, cuts + onto, tmp_path / "onto.kicad_pcb")) == 1
+
+
 def test_a_spoke_into_a_web_between_two_pads_counts(tmp_path):
     """S1 tracks cut the upper GND pad's spokes up and to the left; it keeps the spoke to the right and the one down
     into the web of fill between the two pads, which KiCad keeps: two spokes, no starved relief. Reliefs are judged

@@ -109,12 +109,35 @@ def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items:
             pad = board.pads[r.pad]
             key = (r.zone, r.layer)
             if key not in spokes_of:
+                bodies = added[key] + meeting_bodies(board, r.zone, r.layer, landed)
                 spokes_of[key] = shapely.union_all([body if board.pads[i].hole is None
-                                                    else body.difference(board.pads[i].hole) for i, body in added[key]])
+                                                    else body.difference(board.pads[i].hole) for i, body in bodies])
             r.spokes += track_spokes(board, r, fills[key] + [spokes_of[key]], ends(pad))
         if r.spokes < r.needed:
             r.spokes += meeting_spokes(board, r, landed, copper)
     return list(found.values())
+
+
+def meeting_bodies(board: Board, zone_index: int, layer: str, landed: set) -> list:
+    """(pad, spoke) of the zone's relieved pads on the layer whose spoke ends in no piece of the fill but meets
+    another pad's spoke (each end inside the other), which KiCad's filler adds too (its second test): a track of the
+    net that ends on such a spoke ends in the fill (c4_usb_gigabit's R10.1, whose spoke up meets R14.2's down, and
+    whose track up ends on R14.2's). landed: as meeting_spokes'."""
+    zone = board.zones[zone_index]
+    own = [(i, body, end) for i, pad in enumerate(board.pads)
+           if pad.net == zone.net and layer in pad.layers and connection(pad, zone) == "thermal"
+           and pad.outline.intersects(zone.outline) for body, end in spokes(pad, zone)]
+    if not own:
+        return []
+    tree = STRtree([body.buffer(MEET) for _, body, _ in own])
+    out = []
+    for k, (i, body, end) in enumerate(own):
+        if (i, layer, zone_index, end.x, end.y) in landed:
+            continue
+        grown = body.buffer(MEET)
+        if any(own[m][0] != i and grown.contains(own[m][2]) for m in tree.query(end, predicate="intersects").tolist()):
+            out.append((i, body))
+    return out
 
 
 def connected_ends(board: Board, tracks=(), vias=()):
