@@ -456,3 +456,34 @@ def test_roi_margins_grow_no_further_than_the_cap(tmp_path):
         assert out.converged
         margins[cap] = max(out.context.roi_margin.values())
     assert margins == {0.0: 2.25, 2.0: 2.0}
+
+
+@pytest.mark.parametrize("sizes", ["compact", "class"])
+def test_smaller_sizes_are_said_once_where_asked_and_per_net_where_necked(tmp_path, sizes):
+    """`sizes: compact` routes the nets of the Default class at the board's smallest sizes by choice: one note for
+    the class, not one per net blaming a lack of room. With `sizes: class`, a net necked to the board's minimum
+    width is said by name, with the reason."""
+    import generated
+    from autorouter.board import load_board
+    from autorouter.board.rules import load_rules
+    from autorouter.config import RouterConfig
+    from autorouter.pathfinder.nets import neck_tasks
+    from autorouter.pipeline import set_up
+    path = generated.write(generated.thermal_zone(), tmp_path, generated.default_class(0.8, 0.2),
+                           {"min_track_width": 0.1, "min_clearance": 0.1})
+    board, config = load_board(path), RouterConfig(sizes=sizes)
+    rules = load_rules(board, config)
+    s = set_up(board, rules, config)
+    assert len(s.tasks) > 1
+    notes = {note for t in s.tasks for note in t.notes}
+    if sizes == "compact":
+        (note,) = notes
+        assert note.startswith("nets of class Default: routed at the board's smallest sizes (0.1 mm wide") and \
+            "`sizes: compact`" in note
+    else:
+        assert not notes
+        tasks, changed = neck_tasks(s.tasks, {s.tasks[0].net}, board=board, rules=rules, profiles=s.profiles,
+                                    lattice=s.lattice, config=config)
+        assert changed == {s.tasks[0].net}
+        assert tasks[0].notes[0] == (f"net {tasks[0].name}: some of it routed 0.1 mm wide (class Default: 0.8 mm), "
+                                     "where the class width found no room")

@@ -179,12 +179,21 @@ def make_task(net: int, name: str, clusters, board, rules, profiles, lattice, co
         if config.join_fills:
             pin.fill = fill_nodes(pieces, net, layer_index, profiles[cls], lattice, inset)
     notes = []
-    if cls.track_width < wanted.track_width:
-        notes.append(f"net {name}: some of it routed {cls.track_width:g} mm wide (class {wanted.name}: "
-                     f"{wanted.track_width:g} mm), where the class width found no room")
-    if cls.via_diameter < wanted.via_diameter:
-        notes.append(f"net {name}: some of its vias {cls.via_diameter:g}/{cls.via_drill:g} mm (class {wanted.name}: "
-                     f"{wanted.via_diameter:g}/{wanted.via_drill:g} mm), where the class's via found no room")
+    if prefers_smallest(wanted, rules, config):
+        # the settings asked for the board's smallest sizes: said once per class, not as a lack of room per net
+        if cls.track_width < wanted.track_width or cls.via_diameter < wanted.via_diameter:
+            notes.append(f"nets of class {wanted.name}: routed at the board's smallest sizes ({cls.track_width:g} mm "
+                         f"wide, vias {cls.via_diameter:g}/{cls.via_drill:g} mm), as `sizes: {config.sizes}` asks; "
+                         f"`sizes: class` keeps the class's ({wanted.track_width:g} mm, vias "
+                         f"{wanted.via_diameter:g}/{wanted.via_drill:g} mm)")
+    else:
+        if cls.track_width < wanted.track_width:
+            notes.append(f"net {name}: some of it routed {cls.track_width:g} mm wide (class {wanted.name}: "
+                         f"{wanted.track_width:g} mm), where the class width found no room")
+        if cls.via_diameter < wanted.via_diameter:
+            notes.append(f"net {name}: some of its vias {cls.via_diameter:g}/{cls.via_drill:g} mm (class "
+                         f"{wanted.name}: {wanted.via_diameter:g}/{wanted.via_drill:g} mm), where the class's via "
+                         f"found no room")
     return NetTask(net, name, cls, profiles[cls], pins, blocked, notes)
 
 
