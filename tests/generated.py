@@ -261,6 +261,19 @@ def relief_by_keepout() -> TestBoard:
     return b
 
 
+def spokes_parted_by_keepout() -> TestBoard:
+    """A GND pad (1 mm, thermal gap 0.3) in a GND zone, a pour keep-out band across its middle (which also takes its
+    spokes left and right), and keep-out walls that close the fill above it into a pocket: its spoke up ends in the
+    pocket, its spoke down in the zone's fill, which R1's GND pads share."""
+    b = TestBoard("partedspokes", 2, 20, 16)
+    b.footprint("TP1", "TestPoint", 10, 8, [b.smd_pad("TP1", 1, 0, 0, 1.0, 1.0, "GND")], True)
+    b.two_pad("R1", "1k", 10, 3, ["GND", "GND"], vertical=True)
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (19.5, 0.5), (19.5, 15.5), (0.5, 15.5)])
+    for x0, y0, x1, y1 in ((8.8, 7.9, 11.2, 8.1), (8.8, 5.6, 11.2, 6.0), (8.8, 5.6, 9.2, 8.1), (10.8, 5.6, 11.2, 8.1)):
+        b.zone(None, ["F.Cu"], [(x0, y0), (x1, y0), (x1, y1), (x0, y1)], keepout=True)
+    return b
+
+
 def teardrop_in_keepout() -> TestBoard:
     """Two GND pads joined by a neck of their zone's fill (0.6 mm) between two pour keep-outs; a teardrop zone of S1
     (clearance 0.5), wholly inside the lower keep-out, touches the neck. KiCad fills teardrops through pour

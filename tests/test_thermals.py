@@ -210,6 +210,18 @@ def test_spokes_that_meet_a_neighbours_count(tmp_path):
         assert kicad_starved(with_tracks(path, cuts, tmp_path / "cut.kicad_pcb")) == 0
 
 
+def test_a_pour_keepout_across_a_pad_parts_its_spokes(tmp_path):
+    """KiCad cuts pour keep-outs out of the fill after adding the spokes: the band across TP1 parts its spoke up,
+    into a pocket that joins nothing else, from its spoke down into the zone's fill. The pocket is then an outline
+    of TP1 alone, whose spoke does not count: one spoke, starved (c6_teres_a64's U11.20), for KiCad and for us."""
+    path = g.write(g.spokes_parted_by_keepout(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    assert ("TP1.1", "F.Cu") in starved_pads(board, rules, [])
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(path) == 1
+
+
 def test_a_track_onto_spokes_that_meet_ends_in_the_fill(tmp_path):
     """A board that asks for three spokes: J1.1 keeps two, outwards and the one that meets J1.2's. A GND track from
     inside J1.1 that ends on that pair, in the gap between the pads, is its third: KiCad's filler adds the pair to

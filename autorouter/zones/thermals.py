@@ -193,7 +193,7 @@ def outline_items(board: Board, pieces: list[Piece], items: list[int], copper: C
         pad, zone = board.pads[i], board.zones[zone_index]
         bodies = shapely.union_all([body for k in ks for j, body, _ in pieces[k].spokes if j == i])
         fill = shapely.union_all([pieces[k].shape for k in ks])
-        for part in spoke_copper(pad, zone, board.copper_layers.index(layer), bodies, copper, fill):
+        for part in spoke_copper(board, pad, zone, board.copper_layers.index(layer), bodies, copper, fill):
             through = [k for k in ks if part.intersects(pieces[k].shape)]
             for k in through[1:]:
                 parent[root(k)] = root(through[0])
@@ -214,16 +214,21 @@ def outline_items(board: Board, pieces: list[Piece], items: list[int], copper: C
     return out
 
 
-def spoke_copper(pad, zone, layer: int, body, copper: Copper, fill=None):
+def spoke_copper(board: Board, pad, zone, layer: int, body, copper: Copper, fill=None):
     """What KiCad's fill keeps of spoke bodies (with the fill around them, if given): less the pad's hole, other
-    nets' clearances (it cuts them out after adding the spokes) and features thinner than the zone's minimum
-    thickness."""
+    nets' clearances and the rule areas that keep pours out (it cuts them out after adding the spokes: c6_teres_a64's
+    U11.20 has one across its middle, which parts its spokes up and down) and features thinner than the zone's
+    minimum thickness."""
     if pad.hole is not None:
         body = body.difference(pad.hole)
     near = copper.near(body, layer, zone.clearance + MARGIN)
     near = near[copper.nets[near] != pad.net]
     if near.size:
         body = body.difference(shapely.union_all(copper.grown(near, zone.clearance)))
+    name = board.copper_layers[layer]
+    keepouts = [k.outline for k in board.keepouts if k.no_pour and name in k.layers and not zone.teardrop]
+    if keepouts:
+        body = body.difference(shapely.union_all(keepouts))
     if fill is not None:
         body = body.union(fill.intersection(body.buffer(2 * zone.min_thickness)))
     body = prune_thin(body, zone.min_thickness)
@@ -255,7 +260,7 @@ def meeting_spokes(board: Board, r: Relief, landed: set, copper: Copper) -> int:
         """Whether the pair, as the fill keeps it, still joins the other pad and crosses into the ring around
         this one, half its thermal gap wide, on which KiCad's DRC counts spokes."""
         return any(part.intersects(ring) and part.intersects(other.outline)
-                   for part in spoke_copper(pad, zone, layer, body.union(other_body), copper))
+                   for part in spoke_copper(board, pad, zone, layer, body.union(other_body), copper))
 
     return sum(any(ob.buffer(MEET).contains(end) and body.buffer(MEET).contains(oe) and joins(body, other, ob)
                    for other, ob, oe in others) for body, end in loose)
