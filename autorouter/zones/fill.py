@@ -206,9 +206,7 @@ def fill_one(board: Board, rules, zone_index: int, layer: str, copper: Copper) -
             continue
         others.append(h)
     cuts.extend(copper.grown(np.array(others, dtype=np.int64), zone.clearance))
-    for k in board.keepouts:
-        if k.no_pour and layer in k.layers and not zone.teardrop:      # KiCad fills teardrops through them
-            cuts.append(k.outline)
+    cuts.extend(pour_keepouts(board, zone, layer))
     for j in copper.zones_near(area):
         other = board.zones[j]
         if other.net != zone.net and layer in other.layers and other.outranks(zone):
@@ -238,6 +236,12 @@ def fill_one(board: Board, rules, zone_index: int, layer: str, copper: Copper) -
     relieved = [(i, [(body, end, not body.intersects(blocked)) for body, end in pad_spokes])
                 for i, pad_spokes in relieved]
     return fill, relieved
+
+
+def pour_keepouts(board: Board, zone: Zone, layer: str) -> list:
+    """The outlines of the rule areas that keep the zone's fill out on the layer (KiCad fills teardrops through
+    them)."""
+    return [] if zone.teardrop else [k.outline for k in board.keepouts if k.no_pour and layer in k.layers]
 
 
 def prune_thin(fill: BaseGeometry, min_thickness: float, margin: float = 0.0) -> BaseGeometry:

@@ -30,7 +30,8 @@ from shapely.geometry.base import BaseGeometry
 from shapely.strtree import STRtree
 
 from ..board.model import Board, Track, Via
-from .fill import MARGIN, RELIEF_MARGIN, Copper, Piece, connection, prune_thin, relief_gap, relief_width, spokes
+from .fill import (MARGIN, RELIEF_MARGIN, Copper, Piece, connection, pour_keepouts, prune_thin, relief_gap,
+                   relief_width, spokes)
 
 
 @dataclass
@@ -131,7 +132,7 @@ def meeting_bodies(board: Board, zone_index: int, layer: str, landed: set) -> li
         return []
     tree = STRtree([body.buffer(MEET) for _, body, _ in own])
     out = []
-    for k, (i, body, end) in enumerate(own):
+    for i, body, end in own:
         if (i, layer, zone_index, end.x, end.y) in landed:
             continue
         grown = body.buffer(MEET)
@@ -225,8 +226,7 @@ def spoke_copper(board: Board, pad, zone, layer: int, body, copper: Copper, fill
     near = near[copper.nets[near] != pad.net]
     if near.size:
         body = body.difference(shapely.union_all(copper.grown(near, zone.clearance)))
-    name = board.copper_layers[layer]
-    keepouts = [k.outline for k in board.keepouts if k.no_pour and name in k.layers and not zone.teardrop]
+    keepouts = pour_keepouts(board, zone, board.copper_layers[layer])
     if keepouts:
         body = body.difference(shapely.union_all(keepouts))
     if fill is not None:
