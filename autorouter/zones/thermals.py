@@ -2,14 +2,15 @@
 
 KiCad counts, per thermally relieved pad, zone and layer, the spokes that cross into an outline of the fill; an
 outline joined to nothing but that one pad is an island whose spokes connect nothing. A track of the net on any of
-the pad's layers (a via is one of length 0) that starts inside the pad (grown by half the thermal gap) and ends in
-the relief's fill, the pad's own spokes included, counts as a spoke too, and so does a spoke whose end lies inside a
-neighbouring pad's spoke, whose end lies inside it (KiCad's filler keeps the pair). A pad with fewer spokes than the
-board asks (its min_resolved_spokes, 2 by default; 0 turns the check off) is starved; the spokes into islands count
-only where there are no others. The spokes run from the pad's centre and only its hole is knocked out of them, so
-an SMD pad's spokes join the pieces they end in into one outline (outline_items). On 33 routed corpus boards this
-verdict (`starved`) found 2 of the 3 reliefs KiCad found starved by routing, and 2 it did not; before routing, 48
-of KiCad's 61 and 12 others. The stubs go where the stricter count (`short`: islands never count) falls short.
+the pad's layers (a via is one of length 0) whose copper touches the pad, with one end inside it (grown by half the
+thermal gap) and the other in the relief's fill, the spokes KiCad adds to it included, counts as a spoke too, and so
+does a spoke whose end lies inside a neighbouring pad's spoke, whose end lies inside it (KiCad's filler keeps the
+pair). A pad with fewer spokes than the board asks (its min_resolved_spokes, 2 by default; 0 turns the check off) is
+starved; the spokes into islands count only where there are no others. The spokes run from the pad's centre and only
+its hole is knocked out of them, so an SMD pad's spokes join the pieces they end in into one outline
+(outline_items). On 33 routed corpus boards this verdict (`starved`) found 2 of the 3 reliefs KiCad found starved by
+routing, and 2 it did not; before routing, 48 of KiCad's 61 and 12 others. The stubs go where the stricter count
+(`short`: islands never count) falls short.
 
 Routing keeps two spokes of each pad clear (spoke_guards), but other nets' tracks can still cut the fill around
 them into islands. feed_starved then adds such a track: a short straight stub of the net from the pad's centre into
@@ -172,8 +173,8 @@ def outline_items(board: Board, pieces: list[Piece], items: list[int], copper: C
     """Per piece, the items joined by the whole outline of KiCad's fill it belongs to. KiCad adds the spokes to
     the fill and knocks out only the pad's hole: a pad's spokes run from its centre, so they join the pieces they
     end in into one outline (the copper under a QFP joined to the pour by the spokes of a ground pin) unless the
-    hole, or the other nets' clearances cut out after the spokes, part them. A piece is an island only if its whole
-    outline joins a single item. items: joined_items."""
+    hole, or the other nets' clearances and the pour keep-outs cut out after the spokes, part them. A piece is an
+    island only if its whole outline joins a single item. items: joined_items."""
     landed: dict[tuple[int, int, str], list[int]] = {}      # (zone, pad, layer) -> the pieces its spokes end in
     for k, piece in enumerate(pieces):
         for i, _, _ in piece.spokes:
