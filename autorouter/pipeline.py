@@ -16,6 +16,7 @@ import numpy as np
 from .board.model import Board, Track, Via
 from .board.rules import DesignRules
 from .config import RouterConfig
+from .detail import detail_join
 from .lattice import build_obstacles, choose_pitch, make_lattice
 from .lattice.align import aligned_pitch, ball_grid
 from .lattice.grid import Lattice
@@ -30,6 +31,7 @@ from .search import make_engine
 from .search.constants import STEP
 from .writeback.tracks import routes_to_items
 from .zones import predict as predict_fill
+from .zones.fill import Copper
 from .zones import feed_starved, relief_fill, relief_room, reliefs, spoke_guards, starved_keys, stitch_islands
 
 
@@ -285,14 +287,47 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
             # the reliefs are fed even when time is up (a starved relief is a DRC error): with stubs, which cost
             # little, though not with stitching vias, which cut every plane they pass (75 s on teres_a64)
             relief = relief_fill(board, rules, tracks, vias) if pieces else None
+            finished = Joined(tasks, tracks, vias, list(pieces), groups, relief)
+            if apart and not stopping:
+                report({"stage": "detail joins"})
+                finished = detail_joins(board, rules, config, scope, starved_before, finished,
+                                        outcome.context.should_stop)
             if relief is None:
-                return Joined(tasks, tracks, vias, list(pieces), groups, None)
+                return finished
             report({"stage": "thermal reliefs"})
-            return feed_reliefs(board, rules, config, scope, starved_before, Joined(tasks, tracks, vias, list(pieces),
-                                                                                   groups, relief), not stopping)
+            return feed_reliefs(board, rules, config, scope, starved_before, finished, not stopping)
         failed = rejoin(apart)
         if failed:
             make_ways(failed, outcome, now, tried, rejoin, stubs_clear)
+
+
+def detail_joins(board, rules, config, scope, starved_before, joined: Joined, should_stop) -> Joined:
+    """The nets still apart once the join rounds are done, joined in exact geometry on a fine grid (detail): each
+    join kept where the board then misses fewer joins and starves no more thermal reliefs."""
+    starved, copper = None, None
+    for net in sorted(n for n, g in joined.groups.items() if n in scope and len(g) > 1):
+        while not should_stop():
+            copper = copper or Copper(board, rules, joined.tracks, joined.vias)
+            found = detail_join(board, rules, net, joined.tracks, joined.vias, joined.fills, config.clearance_margin,
+                                copper)
+            if found is None:
+                break
+            tracks, vias = joined.tracks + found[0], joined.vias + found[1]
+            if joined.relief_fills is None:         # no fills to predict again
+                trial = joined._replace(tracks=tracks, vias=vias, groups=pad_groups(board, tracks, vias, joined.fills))
+            else:
+                trial = with_copper(board, rules, joined, tracks, vias)
+            if missing_joins(trial.groups, scope) >= missing_joins(joined.groups, scope):
+                break
+            if joined.relief_fills is not None:
+                if starved is None:
+                    starved = starved_count(board, rules, joined, starved_before)
+                now = starved_count(board, rules, trial, starved_before)
+                if now > starved:
+                    break
+                starved = now
+            joined, copper = trial, None
+    return joined
 
 
 def feed_reliefs(board, rules, config, scope, starved_before, joined: Joined, stitch: bool = True) -> Joined:

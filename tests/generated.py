@@ -73,13 +73,13 @@ def keepout_frame() -> TestBoard:
     return b
 
 
-def slot(gap: float = 0.7) -> TestBoard:
-    """Test pad TP1 in a pocket walled by keep-outs on both layers, its one way out a slot `gap` wide; TP2, of the
-    same net, outside."""
+def slot(gap: float = 0.7, at: float = 10, outside: float = 24) -> TestBoard:
+    """Test pad TP1 in a pocket walled by keep-outs on both layers, its one way out a slot `gap` wide centred on
+    y = at; TP2, of the same net, outside at x = outside."""
     b = TestBoard("slot", 2, 30, 20)
-    for ref, x in (("TP1", 6), ("TP2", 24)):
+    for ref, x in (("TP1", 6), ("TP2", outside)):
         b.footprint(ref, "TestPoint", x, 10, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, "A")], True)
-    top, bottom = 10 - gap / 2, 10 + gap / 2
+    top, bottom = at - gap / 2, at + gap / 2
     for x0, y0, x1, y1 in ((3, 6, 10, 7), (3, 13, 10, 14), (3, 6, 4, 14), (9, 6, 10, top), (9, bottom, 10, 14)):
         b.zone(None, ["F.Cu", "B.Cu"], [(x0, y0), (x1, y0), (x1, y1), (x0, y1)], keepout=True)
     return b

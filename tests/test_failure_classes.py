@@ -98,6 +98,25 @@ def test_pads_join_a_plane_by_a_via_beside_them(tmp_path):
     assert sum(math.dist(t.start, t.end) for t in gnd_tracks) < 3 * 2.0   # a short stub each, not tracks between
 
 
+def test_a_way_narrower_than_the_lattice_pitch_is_found_in_exact_geometry(tmp_path):
+    # the slot out of TP1's pocket lets a track's centre pass only between y 10.275 and 10.725, where the lattice
+    # (a 1 mm pitch, lines at y 10 and 11) has no line: the detail join finds it on its fine grid
+    src = g.write(g.slot(gap=0.7, at=10.5, outside=14), tmp_path)
+    out = tmp_path / "routed.kicad_pcb"
+    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
+                           "--backend", "cpu", "--pitch", "1.0"], capture_output=True, text=True, timeout=600)
+    info = json.loads(proc.stdout)
+    assert (info["connections"], info["connections_routed"], info["drc_violations"]) == (1, 1, 0), info
+    tracks = load_board(out).tracks
+    slot = box(9, 10.5 - 0.35, 10, 10.5 + 0.35)
+    assert any(t.body().intersects(slot) for t in tracks)
+    assert all(abs(math.remainder(math.degrees(math.atan2(t.end[1] - t.start[1], t.end[0] - t.start[0])), 45)) < 1e-6
+               for t in tracks)                           # octilinear
+    if kicad_available() and JUDGE.is_dir():
+        verdict = kicad_verdict(out)
+        assert verdict["unconnected"] == 0 and verdict["violations"] == 0, verdict
+
+
 def test_pins_that_cannot_reach_the_tree_still_join_each_other(tmp_path):
     # the pads of net A on the far side of the keep-out find no path to the tree: they are joined to each other
     src = g.write(g.split_halves(), tmp_path)

@@ -2,7 +2,11 @@
 on a shared layer. Pads are given by their index in board.pads."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import shapely
+from shapely.geometry.base import BaseGeometry
 from shapely.strtree import STRtree
 
 from .model import Board
@@ -60,3 +64,52 @@ def pad_groups(board: Board, tracks=(), vias=(), pieces=()) -> dict[int, list[li
     for k, pad in enumerate(pads):
         groups.setdefault(nets[k], {}).setdefault(root(k), []).append(pad)
     return {net: list(by_root.values()) for net, by_root in groups.items()}
+
+
+@dataclass
+class CopperGroup:
+    """One net's copper that is joined: its pads (indices in board.pads) and every item's shape with its layers."""
+    pads: list[int]
+    shapes: list[tuple[BaseGeometry, frozenset]]
+
+    def on(self, layer: str) -> BaseGeometry:
+        """Its copper on one layer (empty where it has none)."""
+        return shapely.union_all([g for g, layers in self.shapes if layer in layers])
+
+
+def net_copper(board: Board, net: int, tracks=(), vias=(), pieces=()) -> list[CopperGroup]:
+    """One net's copper in its joined groups, as pad_groups joins it (pieces join the pads they list and the copper
+    of their net they touch); each group's pads in board order."""
+    items: list[tuple[BaseGeometry, frozenset, int]] = [
+        (p.outline, frozenset(p.layers), i) for i, p in enumerate(board.pads) if p.net == net and p.layers]
+    items += [(t.body(), frozenset([t.layer]), -1) for t in list(board.tracks) + list(tracks) if t.net == net]
+    items += [(v.body(), frozenset(v.layers), -1) for v in list(board.vias) + list(vias) if v.net == net]
+    first_piece = len(items)
+    items += [(p.shape, frozenset([p.layer]), -1) for p in pieces if p.net == net]
+    parent = list(range(len(items)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    if items:
+        geoms = [g for g, _, _ in items]
+        a, b = STRtree(geoms).query(geoms, predicate="intersects")
+        for i, j in zip(a.tolist(), b.tolist()):
+            # a fill joins a pad only as it says (a thermal relief's gap lies between them)
+            if i < j and items[i][1] & items[j][1] and not (j >= first_piece and items[i][2] >= 0):
+                parent[root(j)] = root(i)
+    row_of = {pad: k for k, (_, _, pad) in enumerate(items) if pad >= 0}
+    for k, piece in enumerate(p for p in pieces if p.net == net):
+        for pad in piece.pads:
+            if pad in row_of:
+                parent[root(first_piece + k)] = root(row_of[pad])
+    groups: dict[int, CopperGroup] = {}
+    for k, (geom, layers, pad) in enumerate(items):
+        group = groups.setdefault(root(k), CopperGroup([], []))
+        group.shapes.append((geom, layers))
+        if pad >= 0:
+            group.pads.append(pad)
+    return list(groups.values())

@@ -1,0 +1,136 @@
+"""A fine grid over a small window of the board, open where a track (or a via) of one net keeps its clearance from
+everything else there, and the cheapest octilinear way across it.
+
+Open points are found from the exact shapes: each obstacle grown by what the track's centre line must keep from it,
+plus SLACK of a step (half its diagonal), so that every point of a step between two open points is clear too: the
+distance to a shape changes no faster than the distance along the step. A path of such steps is legal as it stands;
+its collinear steps merge into the segments of the tracks.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+
+SLACK = math.sqrt(2) / 2          # in steps: the farthest a point of a diagonal step lies from both its ends
+MOVES = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc]
+TURN = 0.25                       # in steps: the cost of a change of direction, so that runs stay straight
+
+
+@dataclass
+class FineGrid:
+    x0: float
+    y0: float
+    step: float
+    rows: int
+    cols: int
+
+    @classmethod
+    def over(cls, box: tuple[float, float, float, float], step: float) -> "FineGrid":
+        x0, y0, x1, y1 = box
+        return cls(x0, y0, step, int((y1 - y0) / step) + 1, int((x1 - x0) / step) + 1)
+
+    def xy(self) -> tuple[np.ndarray, np.ndarray]:
+        """The coordinates of every point, as (rows, cols) arrays."""
+        ys, xs = np.mgrid[0:self.rows, 0:self.cols]
+        return self.x0 + xs * self.step, self.y0 + ys * self.step
+
+    def point(self, r: int, c: int) -> tuple[float, float]:
+        return round(self.x0 + c * self.step, 4), round(self.y0 + r * self.step, 4)
+
+    def outside(self, shapes: list, reach: list[float]) -> np.ndarray:
+        """Where the points lie farther than reach[i] + SLACK steps from every shapes[i] (boolean rows x cols)."""
+        if not shapes:
+            return np.ones((self.rows, self.cols), bool)
+        grown = shapely.buffer(np.array(shapes, dtype=object), np.asarray(reach) + SLACK * self.step, quad_segs=8)
+        x, y = self.xy()
+        return ~shapely.intersects_xy(shapely.union_all(grown), x, y)
+
+    def inside(self, shape) -> np.ndarray:
+        """Where the points lie in the shape (boolean rows x cols)."""
+        x, y = self.xy()
+        return shapely.intersects_xy(shape, x, y)
+
+
+def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, targets: np.ndarray, via_cost: float,
+                  aim: tuple[float, float]) -> list[tuple[int, int, int]] | None:
+    """The cheapest path of (layer, row, col) points from a source to a target, all open, by A*: steps to the eight
+    neighbours on a layer (1, or sqrt 2 diagonally, plus TURN where the direction changes), and from one layer to any
+    other where a via may stand (via_cost). open_, sources, targets: (layers, rows, cols) booleans; via_open (rows,
+    cols); aim: the (row, col) the search heads for (the nearest target), which orders it without bounding it.
+    The window is small (finishing's last joins), so the loop over its points is cheap."""
+    layers, rows, cols = open_.shape
+    plane = rows * cols
+    flat_open = open_.ravel()
+    flat_via = via_open.ravel()
+    is_target = (targets & open_).ravel()
+    ar, ac = aim
+
+    def guess(r: int, c: int) -> float:
+        dr, dc = abs(r - ar), abs(c - ac)
+        return max(dr, dc) + (math.sqrt(2) - 1) * min(dr, dc)
+
+    cost = np.full(open_.size, np.inf)
+    parent = np.full(open_.size, -1, np.int64)
+    heading = np.full(open_.size, -1, np.int8)          # the move that reached the point (-1: a source or a via)
+    heap = []
+    for v in np.flatnonzero((sources & open_).ravel()).tolist():
+        cost[v] = 0.0
+        r, c = divmod(v % plane, cols)
+        heap.append((guess(r, c), v))
+    heapq.heapify(heap)
+    while heap:
+        _, v = heapq.heappop(heap)
+        if is_target[v]:
+            return unwind(parent, v, rows, cols)
+        base = cost[v]
+        l, rest = divmod(v, plane)
+        r, c = divmod(rest, cols)
+        came = heading[v]
+        for k, (dr, dc) in enumerate(MOVES):
+            nr, nc = r + dr, c + dc
+            if not (0 <= nr < rows and 0 <= nc < cols):
+                continue
+            u = v + dr * cols + dc
+            if not flat_open[u]:
+                continue
+            step = (1.0 if dr == 0 or dc == 0 else math.sqrt(2)) + (TURN if came >= 0 and came != k else 0.0)
+            if base + step < cost[u]:
+                cost[u], parent[u], heading[u] = base + step, v, k
+                heapq.heappush(heap, (base + step + guess(nr, nc), u))
+        if flat_via[rest]:
+            for m in range(layers):
+                u = m * plane + rest
+                if m != l and flat_open[u] and base + via_cost < cost[u]:
+                    cost[u], parent[u], heading[u] = base + via_cost, v, -1
+                    heapq.heappush(heap, (base + via_cost + guess(r, c), u))
+    return None
+
+
+def unwind(parent: np.ndarray, v: int, rows: int, cols: int) -> list[tuple[int, int, int]]:
+    path = []
+    while v >= 0:
+        l, rest = divmod(v, rows * cols)
+        path.append((l, *divmod(rest, cols)))
+        v = int(parent[v])
+    return path[::-1]
+
+
+def runs(path: list[tuple[int, int, int]]) -> tuple[list[tuple[int, list[tuple[int, int]]]], list[tuple[int, int]]]:
+    """The path as (layer, corner points) runs, its collinear steps merged, and the (row, col) of each via."""
+    out, vias = [], []
+    start = 0
+    for k in range(1, len(path) + 1):
+        if k == len(path) or path[k][0] != path[k - 1][0]:
+            points = [p[1:] for p in path[start:k]]
+            corners = [points[0]] + [points[i] for i in range(1, len(points) - 1)
+                                     if np.subtract(points[i], points[i - 1]).tolist()
+                                     != np.subtract(points[i + 1], points[i]).tolist()] + [points[-1]]
+            out.append((path[start][0], corners if len(points) > 1 else [points[0]]))
+            if k < len(path):
+                vias.append(path[k][1:])
+            start = k
+    return out, vias

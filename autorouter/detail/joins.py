@@ -1,0 +1,189 @@
+"""Detail joins: a join the lattice could not make, searched in exact geometry on a fine grid around it.
+
+The lattice's lines fall where they fall. Between a fine-pitch pin and the pads beside it a track may fit in a band
+narrower than the pitch, which no line crosses (c4_dxwifi_ar9271's U1.67, a QFN pin 0.4 mm from its neighbours,
+walled in under a test pad it joins 1.4 mm away: the human's track leaves the pin and turns 45 degrees between the
+pads). Once the lattice has done what it can, a net whose copper is still apart is searched here: from its smallest
+group to the rest, on a grid of about MIN_STEP over a window around the nearest points of the two, open where the
+track's centre keeps its clearance from every other net's copper (FineGrid), with vias where one fits. The path
+becomes tracks at 0, 45 and 90 degrees, and each track and via is checked exactly (zones.thermals.legal, via_legal)
+before it is offered; the caller keeps it only where the board then misses fewer joins.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+
+from ..board.connectivity import CopperGroup, net_copper
+from ..board.model import Board, Track, Via
+from ..zones.fill import Copper
+from ..zones.thermals import legal, via_legal
+from .grid import FineGrid, cheapest_path, runs
+
+REACH = 10.0            # mm: groups farther apart are the lattice's to join (a fine grid that large is slow)
+WINDOW_MARGIN = 1.0     # mm around the two nearest points, plus a quarter of their distance: room to go round
+MIN_STEP = 0.025        # mm between grid points
+MAX_POINTS = 240        # grid points along a window's longer side: a coarser step where it is larger
+VIA_COST = 1.0          # mm of track a via costs
+VIA_RETRIES = 4         # searches again with a via site the exact check refused taken out
+
+
+@dataclass
+class Apart:
+    """A join to search: the grid around the nearest points of a net's smallest group of copper and the rest of it,
+    where each lies on it ((layers, rows, cols) booleans), and the (row, col) of the rest's nearest point."""
+    net: int
+    grid: FineGrid
+    sources: np.ndarray
+    targets: np.ndarray
+    aim: tuple[float, float]
+
+
+def apart(board: Board, net: int, tracks, vias, pieces) -> Apart | None:
+    """The net's smallest group of copper (the fewest pads) and the rest, where they lie within REACH."""
+    groups = sorted((g for g in net_copper(board, net, tracks, vias, pieces) if g.pads),
+                    key=lambda g: (len(g.pads), g.pads[0]))
+    if len(groups) < 2:
+        return None
+    source, rest = groups[0], CopperGroup([], [s for g in groups[1:] for s in g.shapes])
+    near = shapely.shortest_line(shapely.union_all([s for s, _ in source.shapes]),
+                                 shapely.union_all([s for s, _ in rest.shapes]))
+    if near is None or near.length > REACH:
+        return None
+    (ax, ay), (bx, by) = shapely.get_coordinates(near).tolist()
+    m = WINDOW_MARGIN + near.length / 4
+    x0, y0, x1, y1 = board.outline.bounds
+    box = (max(min(ax, bx) - m, x0), max(min(ay, by) - m, y0), min(max(ax, bx) + m, x1), min(max(ay, by) + m, y1))
+    grid = FineGrid.over(box, max(MIN_STEP, max(box[2] - box[0], box[3] - box[1]) / MAX_POINTS))
+    layers = board.copper_layers
+    return Apart(net, grid, np.stack([grid.inside(source.on(l)) for l in layers]),
+                 np.stack([grid.inside(rest.on(l)) for l in layers]),
+                 ((by - grid.y0) / grid.step, (bx - grid.x0) / grid.step))
+
+
+def detail_join(board: Board, rules, net: int, tracks, vias, pieces, margin: float,
+                copper: Copper | None = None) -> tuple[list, list] | None:
+    """Tracks and vias that join the net's smallest group of copper (the fewest pads) to the rest, legal with
+    tracks, vias (the new ones) and the fills predicted with them (pieces); None where no way is found. copper:
+    Copper(board, rules, tracks, vias), where the caller keeps one for several joins."""
+    a = apart(board, net, tracks, vias, pieces)
+    if a is None:
+        return None
+    return search(board, rules, copper or Copper(board, rules, tracks, vias), a, margin, list(vias))
+
+
+def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: list[Via]):
+    """The tracks and vias of the cheapest way across the grid, legal with copper; None where there is none. The
+    net's class sizes are tried first, then the smallest the board allows."""
+    layers = board.copper_layers
+    for width, (diameter, drill) in sizes(rules, a.net):
+        open_ = np.stack([track_open(board, rules, copper, a.grid, a.net, li, width, margin)
+                          for li in range(len(layers))])
+        via_open = via_sites(board, rules, copper, a.grid, a.net, diameter, drill, margin, vias) & open_.all(0)
+        for _ in range(VIA_RETRIES + 1):
+            path = cheapest_path(open_, via_open, a.sources, a.targets, VIA_COST / a.grid.step, a.aim)
+            if path is None:
+                break
+            found_tracks, found_vias, sites = items(a.grid, path, layers, a.net, width, diameter, drill)
+            refused = [site for site, v in zip(sites, found_vias)
+                       if not via_legal(board, rules, copper, v, vias + found_vias, margin)]
+            if refused:
+                for r, c in refused:
+                    via_open[r, c] = False
+                continue
+            if all(legal(board, rules, copper, t, margin) for t in found_tracks):
+                return found_tracks, found_vias
+            break
+    return None
+
+
+def sizes(rules, net: int) -> list[tuple[float, tuple[float, float]]]:
+    """(track width, (via diameter, drill)): the net's class's, then the smallest the board allows."""
+    cls = rules.for_net(net)
+    out = [(cls.track_width, (cls.via_diameter, cls.via_drill))]
+    small = (min(cls.track_width, rules.min_track_width or cls.track_width, rules.small_track or cls.track_width),
+             rules.small_via or (cls.via_diameter, cls.via_drill))
+    return out + [small] * (small != out[0])
+
+
+def obstacles(board: Board, rules, copper: Copper, area, net: int, li: int, margin: float, reach: float):
+    """The other nets' copper and every hole on layer li near the area, with the distance each asks of the net's
+    copper (zones.thermals.legal's terms)."""
+    own = rules.clearance_of(net) + margin
+    shapes, need = [], []
+    for h in copper.near(area, li, reach).tolist():
+        kind = copper.kinds[h][0]
+        if copper.nets[h] == net and net and kind != "hole":
+            continue
+        shapes.append(copper.geoms[h])
+        need.append(max(own, copper.clearances[h] + margin) if kind != "hole" else max(rules.hole_clearance, own))
+    return shapes, need
+
+
+def track_open(board: Board, rules, copper: Copper, grid: FineGrid, net: int, li: int, width: float,
+               margin: float) -> np.ndarray:
+    """Where the centre line of a track of the net, this wide, may pass on layer li (rows x cols booleans)."""
+    layer = board.copper_layers[li]
+    area = shapely.box(grid.x0, grid.y0, grid.x0 + grid.cols * grid.step, grid.y0 + grid.rows * grid.step)
+    own = rules.clearance_of(net) + margin
+    reach = own + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance + width
+    shapes, need = obstacles(board, rules, copper, area, net, li, margin, reach)
+    reaches = [n + width / 2 for n in need]
+    for o in board.mask_openings:           # another net's pad's mask opening: no copper of ours under it
+        if o.layer == layer and o.net != net and o.outline.intersects(area.buffer(width)):
+            shapes.append(o.outline)
+            reaches.append(width / 2)
+    for k in board.keepouts:
+        if k.no_tracks and layer in k.layers and k.outline.intersects(area.buffer(width)):
+            shapes.append(k.outline)
+            reaches.append(width / 2)
+    return grid.outside(shapes, reaches) & within_board(board, rules, grid, area, width / 2 + margin)
+
+
+def within_board(board: Board, rules, grid: FineGrid, area, half: float) -> np.ndarray:
+    """Where copper reaching `half` from a point keeps the edge clearance inside the board outline."""
+    inset = rules.edge_clearance + half + grid.step * 0.75
+    return grid.inside(board.outline.intersection(area.buffer(inset + 1.0)).buffer(-inset))
+
+
+def via_sites(board: Board, rules, copper: Copper, grid: FineGrid, net: int, diameter: float, drill: float,
+              margin: float, vias: list[Via]) -> np.ndarray:
+    """Where a via of the net may stand, as near as a raster tells (via_legal has the last word): clear of other
+    nets' copper and every pad on every layer, of holes by the hole-to-hole distance, of the rule areas that forbid
+    vias and of other nets' mask openings."""
+    area = shapely.box(grid.x0, grid.y0, grid.x0 + grid.cols * grid.step, grid.y0 + grid.rows * grid.step)
+    own = rules.clearance_of(net) + margin
+    reach = own + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance + diameter
+    shapes, reaches = [], []
+    for li in range(len(board.copper_layers)):
+        found, need = obstacles(board, rules, copper, area, net, li, margin, reach)
+        shapes += found
+        reaches += [n + diameter / 2 for n in need]
+        for h in copper.near(area, li, reach).tolist():          # its own net's pads too
+            if copper.kinds[h][0] == "pad" and copper.nets[h] == net:
+                shapes.append(copper.geoms[h])
+                reaches.append(own + diameter / 2)
+    gap = rules.hole_to_hole + margin
+    for p in board.pads:
+        if p.hole is not None and p.hole.distance(area) < gap + drill:
+            shapes.append(p.hole)
+            reaches.append(gap + drill / 2)
+    for v in list(board.vias) + vias:
+        if shapely.Point(v.x, v.y).distance(area) < gap + drill + v.drill:
+            shapes.append(shapely.Point(v.x, v.y))
+            reaches.append(gap + (drill + v.drill) / 2)
+    shapes += [o.outline for o in board.mask_openings if o.net != net and o.outline.intersects(area)]
+    shapes += [k.outline for k in board.keepouts if k.no_vias and k.outline.intersects(area)]
+    reaches += [diameter / 2] * (len(shapes) - len(reaches))
+    return grid.outside(shapes, reaches) & within_board(board, rules, grid, area, diameter / 2 + margin)
+
+
+def items(grid: FineGrid, path, layers: list[str], net: int, width: float, diameter: float, drill: float):
+    """The path as tracks (its collinear steps merged) and vias, and the grid (row, col) of each via."""
+    found_runs, sites = runs(path)
+    tracks = [Track(grid.point(*a), grid.point(*b), width, layers[l], net)
+              for l, corners in found_runs for a, b in zip(corners, corners[1:])]
+    vias = [Via(*grid.point(r, c), diameter, drill, tuple(layers), net) for r, c in sites]
+    return tracks, vias, sites

@@ -1,0 +1,63 @@
+"""The detail joins' parts: a net's copper grouped as pad_groups groups its pads, the fine grid's path as merged
+octilinear runs, and a join made on a fine grid that is legal for our DRC."""
+import math
+
+import numpy as np
+
+import generated
+from autorouter.board import load_board
+from autorouter.board.connectivity import net_copper, pad_groups
+from autorouter.board.model import Track
+from autorouter.board.rules import load_rules
+from autorouter.check.drc import check
+from autorouter.config import load_config
+from autorouter.detail import detail_join
+from autorouter.detail.grid import cheapest_path, runs
+from autorouter.zones import predict
+
+def test_a_nets_copper_groups_hold_the_pads_pad_groups_finds(tmp_path):
+    board = load_board(generated.write(generated.thermal_zone(), tmp_path))
+    rules = load_rules(board, load_config())
+    tracks = [Track((p.x, p.y), (q.x, q.y), 0.2, "F.Cu", p.net) for p, q in zip(board.pads, board.pads[1:])
+              if p.net and p.net == q.net and "F.Cu" in p.layers and "F.Cu" in q.layers][:5]
+    pieces = predict(board, rules, tracks)
+    expected = pad_groups(board, tracks, (), pieces)
+    for net, groups in expected.items():
+        found = [g.pads for g in net_copper(board, net, tracks, (), pieces) if g.pads]
+        assert sorted(map(sorted, found)) == sorted(map(sorted, groups))
+
+
+def test_the_cheapest_way_round_a_wall_is_octilinear_runs():
+    open_ = np.ones((1, 9, 9), bool)
+    open_[0, 2:9, 4] = False                      # a wall from row 2 down: the way goes over its top
+    sources, targets = np.zeros_like(open_), np.zeros_like(open_)
+    sources[0, 6, 1], targets[0, 6, 7] = True, True
+    path = cheapest_path(open_, np.zeros((9, 9), bool), sources, targets, via_cost=10.0, aim=(6, 7))
+    assert path[0] == (0, 6, 1) and path[-1] == (0, 6, 7)
+    assert all(open_[p] for p in path)
+    (layer, corners), = runs(path)[0]
+    steps = np.diff(np.array(corners), axis=0)
+    assert all(abs(dr) == abs(dc) or dr == 0 or dc == 0 for dr, dc in steps)      # 0, 45 or 90 degrees
+    assert len(corners) <= 6                                                       # runs merged, not single steps
+
+
+def test_a_via_joins_two_layers_where_one_is_walled(tmp_path):
+    open_ = np.ones((2, 5, 9), bool)
+    open_[0, :, 4] = False                        # F.Cu walled across: the way drops to B.Cu and back
+    sources, targets = np.zeros_like(open_), np.zeros_like(open_)
+    sources[0, 2, 0], targets[0, 2, 8] = True, True
+    path = cheapest_path(open_, np.ones((5, 9), bool), sources, targets, via_cost=2.0, aim=(2, 8))
+    found_runs, vias = runs(path)
+    assert [layer for layer, _ in found_runs] == [0, 1, 0] and len(vias) == 2
+
+
+def test_a_join_through_a_slot_narrower_than_the_pitch_is_legal(tmp_path):
+    board = load_board(generated.write(generated.slot(gap=0.7, at=10.5, outside=14), tmp_path))
+    rules = load_rules(board, load_config())
+    found = detail_join(board, rules, board.pads[0].net, [], [], [], 0.001)
+    assert found is not None
+    tracks, vias = found
+    assert check(board, rules, tracks, vias, only_new=True).violations == []
+    assert len(pad_groups(board, tracks, vias)[board.pads[0].net]) == 1
+    assert all(abs(math.remainder(math.degrees(math.atan2(t.end[1] - t.start[1], t.end[0] - t.start[0])), 45))
+               < 1e-6 for t in tracks)
