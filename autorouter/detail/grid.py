@@ -33,6 +33,10 @@ class FineGrid:
         x0, y0, x1, y1 = box
         return cls(x0, y0, step, int((y1 - y0) / step) + 1, int((x1 - x0) / step) + 1)
 
+    def area(self):
+        """The window as a polygon."""
+        return shapely.box(self.x0, self.y0, self.x0 + self.cols * self.step, self.y0 + self.rows * self.step)
+
     def xy(self) -> tuple[np.ndarray, np.ndarray]:
         """The coordinates of every point, as (rows, cols) arrays."""
         ys, xs = np.mgrid[0:self.rows, 0:self.cols]

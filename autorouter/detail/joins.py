@@ -86,7 +86,7 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
             path = cheapest_path(open_, via_open, a.sources, a.targets, VIA_COST / a.grid.step, a.aim)
             if path is None:
                 break
-            found_tracks, found_vias, sites = items(a.grid, path, layers, a.net, width, diameter, drill)
+            found_tracks, found_vias, sites = tracks_and_vias(a.grid, path, layers, a.net, width, diameter, drill)
             refused = [site for site, v in zip(sites, found_vias)
                        if not via_legal(board, rules, copper, v, vias + found_vias, margin)]
             if refused:
@@ -126,7 +126,7 @@ def track_open(board: Board, rules, copper: Copper, grid: FineGrid, net: int, li
                margin: float) -> np.ndarray:
     """Where the centre line of a track of the net, this wide, may pass on layer li (rows x cols booleans)."""
     layer = board.copper_layers[li]
-    area = shapely.box(grid.x0, grid.y0, grid.x0 + grid.cols * grid.step, grid.y0 + grid.rows * grid.step)
+    area = grid.area()
     own = rules.clearance_of(net) + margin
     reach = own + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance + width
     shapes, need = obstacles(board, rules, copper, area, net, li, margin, reach)
@@ -153,7 +153,7 @@ def via_sites(board: Board, rules, copper: Copper, grid: FineGrid, net: int, dia
     """Where a via of the net may stand, as near as a raster tells (via_legal has the last word): clear of other
     nets' copper and every pad on every layer, of holes by the hole-to-hole distance, of the rule areas that forbid
     vias and of other nets' mask openings."""
-    area = shapely.box(grid.x0, grid.y0, grid.x0 + grid.cols * grid.step, grid.y0 + grid.rows * grid.step)
+    area = grid.area()
     own = rules.clearance_of(net) + margin
     reach = own + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance + diameter
     shapes, reaches = [], []
@@ -180,7 +180,7 @@ def via_sites(board: Board, rules, copper: Copper, grid: FineGrid, net: int, dia
     return grid.outside(shapes, reaches) & within_board(board, rules, grid, area, diameter / 2 + margin)
 
 
-def items(grid: FineGrid, path, layers: list[str], net: int, width: float, diameter: float, drill: float):
+def tracks_and_vias(grid: FineGrid, path, layers: list[str], net: int, width: float, diameter: float, drill: float):
     """The path as tracks (its collinear steps merged) and vias, and the grid (row, col) of each via."""
     found_runs, sites = runs(path)
     tracks = [Track(grid.point(*a), grid.point(*b), width, layers[l], net)
