@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
+from ..board.geometry import grow_all
+
 SLACK = math.sqrt(2) / 2          # in steps: the farthest a point of a diagonal step lies from both its ends
 MOVES = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc]
 TURN = 0.25                       # in steps: the cost of a change of direction, so that runs stay straight
@@ -49,7 +51,7 @@ class FineGrid:
         """Where the points lie farther than reach[i] + SLACK steps from every shapes[i] (boolean rows x cols)."""
         if not shapes:
             return np.ones((self.rows, self.cols), bool)
-        grown = shapely.buffer(np.array(shapes, dtype=object), np.asarray(reach) + SLACK * self.step, quad_segs=8)
+        grown = grow_all(shapes, np.asarray(reach) + SLACK * self.step)
         x, y = self.xy()
         return ~shapely.intersects_xy(shapely.union_all(grown), x, y)
 

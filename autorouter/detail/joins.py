@@ -17,6 +17,7 @@ import numpy as np
 import shapely
 
 from ..board.connectivity import CopperGroup, net_copper
+from ..board.geometry import grow
 from ..board.model import Board, Track, Via
 from ..zones.fill import Copper
 from ..zones.thermals import legal, via_legal
@@ -145,7 +146,7 @@ def track_open(board: Board, rules, copper: Copper, grid: FineGrid, net: int, li
 def within_board(board: Board, rules, grid: FineGrid, area, half: float) -> np.ndarray:
     """Where copper reaching `half` from a point keeps the edge clearance inside the board outline."""
     inset = rules.edge_clearance + half + grid.step * 0.75
-    return grid.inside(board.outline.intersection(area.buffer(inset + 1.0)).buffer(-inset))
+    return grid.inside(grow(board.outline.intersection(area.buffer(inset + 1.0)), -inset))
 
 
 def via_sites(board: Board, rules, copper: Copper, grid: FineGrid, net: int, diameter: float, drill: float,
