@@ -18,6 +18,7 @@ AFTER_NEGOTIATION = {
     "make room": lambda e: f"net {e['net']} of {e['nets']} still short: its neighbours step aside "
                            f"({e['joined']} joined so far)",
     "joining": lambda e: f"round {e['round']}: {e['missing']} joins missing",
+    "detail joins": lambda e: "the joins still missing, searched on a fine grid",
     "thermal reliefs": lambda e: "feeding the reliefs the new tracks starved",
     "clearing reliefs": lambda e: f"{e['reliefs']} reliefs short: the tracks crowding them move",
 }
