@@ -12,6 +12,25 @@ from shapely.strtree import STRtree
 from .model import Board
 
 
+class Joins:
+    """Which of n items are joined (union-find): root(i) names i's group."""
+
+    def __init__(self, n: int):
+        self.parent = list(range(n))
+
+    def root(self, i: int) -> int:
+        parent = self.parent
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def join(self, i: int, j: int) -> None:
+        a, b = self.root(i), self.root(j)
+        if a != b:
+            self.parent[max(a, b)] = min(a, b)
+
+
 def pad_groups(board: Board, tracks=(), vias=(), pieces=()) -> dict[int, list[list[int]]]:
     """Per net with pads: its pads grouped by the copper that joins them. tracks and vias: besides the board's own;
     pieces: zone fills (zones.Piece), each joining the pads it lists and any copper of its net it touches."""
@@ -29,19 +48,8 @@ def pad_groups(board: Board, tracks=(), vias=(), pieces=()) -> dict[int, list[li
     first_piece = len(geoms)
     for piece in pieces:
         geoms.append(piece.shape), nets.append(piece.net), layers.append(frozenset([piece.layer]))
-    parent = np.arange(len(geoms))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = int(parent[i])
-        return i
-
-    def join(i: int, j: int) -> None:
-        a, b = root(i), root(j)
-        if a != b:
-            parent[max(a, b)] = min(a, b)
-
+    joins = Joins(len(geoms))
+    root, join = joins.root, joins.join
     if first_piece:
         net_of = np.array(nets)
         small = STRtree(geoms[:first_piece])
@@ -86,29 +94,22 @@ def net_copper(board: Board, net: int, tracks=(), vias=(), pieces=()) -> list[Co
     items += [(v.body(), frozenset(v.layers), -1) for v in list(board.vias) + list(vias) if v.net == net]
     first_piece = len(items)
     items += [(p.shape, frozenset([p.layer]), -1) for p in pieces if p.net == net]
-    parent = list(range(len(items)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    joins = Joins(len(items))
     if items:
         geoms = [g for g, _, _ in items]
         a, b = STRtree(geoms).query(geoms, predicate="intersects")
         for i, j in zip(a.tolist(), b.tolist()):
             # a fill joins a pad only as it says (a thermal relief's gap lies between them)
             if i < j and items[i][1] & items[j][1] and not (j >= first_piece and items[i][2] >= 0):
-                parent[root(j)] = root(i)
+                joins.join(i, j)
     row_of = {pad: k for k, (_, _, pad) in enumerate(items) if pad >= 0}
     for k, piece in enumerate(p for p in pieces if p.net == net):
         for pad in piece.pads:
             if pad in row_of:
-                parent[root(first_piece + k)] = root(row_of[pad])
+                joins.join(first_piece + k, row_of[pad])
     groups: dict[int, CopperGroup] = {}
     for k, (geom, layers, pad) in enumerate(items):
-        group = groups.setdefault(root(k), CopperGroup([], []))
+        group = groups.setdefault(joins.root(k), CopperGroup([], []))
         group.shapes.append((geom, layers))
         if pad >= 0:
             group.pads.append(pad)
