@@ -61,3 +61,19 @@ def test_a_join_through_a_slot_narrower_than_the_pitch_is_legal(tmp_path):
     assert len(pad_groups(board, tracks, vias)[board.pads[0].net]) == 1
     assert all(abs(math.remainder(math.degrees(math.atan2(t.end[1] - t.start[1], t.end[0] - t.start[0])), 45))
                < 1e-6 for t in tracks)
+
+
+def test_a_wall_on_one_layer_is_passed_under_by_two_vias(tmp_path):
+    # a keep-out across F.Cu only: the join drops to B.Cu before it and comes back up after it
+    b = generated.TestBoard("wall", 2, 20, 10)
+    for ref, x in (("TP1", 4), ("TP2", 12)):
+        b.footprint(ref, "TestPoint", x, 5, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, "A")], True)
+    b.zone(None, ["F.Cu"], [(7, 0), (9, 0), (9, 10), (7, 10)], keepout=True)
+    board = load_board(generated.write(b, tmp_path))
+    rules = load_rules(board, load_config())
+    found = detail_join(board, rules, board.pads[0].net, [], [], [], 0.001)
+    assert found is not None
+    tracks, vias = found
+    assert len(vias) == 2 and {t.layer for t in tracks} == {"F.Cu", "B.Cu"}
+    assert check(board, rules, tracks, vias, only_new=True).violations == []
+    assert len(pad_groups(board, tracks, vias)[board.pads[0].net]) == 1

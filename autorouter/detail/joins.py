@@ -89,7 +89,7 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
                 break
             found_tracks, found_vias, sites = tracks_and_vias(a.grid, path, layers, a.net, width, diameter, drill)
             refused = [site for site, v in zip(sites, found_vias)
-                       if not via_legal(board, rules, copper, v, vias + found_vias, margin)]
+                       if not via_legal(board, rules, copper, v, vias + [o for o in found_vias if o is not v], margin)]
             if refused:
                 for r, c in refused:
                     via_open[r, c] = False
