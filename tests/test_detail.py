@@ -3,6 +3,7 @@ octilinear runs, and a join made on a fine grid that is legal for our DRC."""
 import math
 
 import numpy as np
+import shapely
 
 import generated
 from autorouter.board import load_board
@@ -77,3 +78,24 @@ def test_a_wall_on_one_layer_is_passed_under_by_two_vias(tmp_path):
     assert len(vias) == 2 and {t.layer for t in tracks} == {"F.Cu", "B.Cu"}
     assert check(board, rules, tracks, vias, only_new=True).violations == []
     assert len(pad_groups(board, tracks, vias)[board.pads[0].net]) == 1
+
+
+def test_a_join_keeps_the_hole_clearance_from_another_nets_via(tmp_path):
+    # net B's via has a thin ring: a track at the copper clearance from its ring would be nearer its hole than the
+    # board's hole clearance allows (KiCad's hole_clearance); the join goes round it farther
+    b = generated.TestBoard("ring", 2, 20, 10)
+    for ref, x in (("TP1", 5), ("TP2", 11)):
+        b.footprint(ref, "TestPoint", x, 5, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, "A")], True)
+    b.nets.append("B")
+    b.extra.append(f'\t(via\n\t\t(at 8 5)\n\t\t(size 0.5)\n\t\t(drill 0.3)\n\t\t(layers "F.Cu" "B.Cu")\n'
+                   f'\t\t(net {b.nets.index("B") + 1})\n\t\t(uuid "{generated.uid("ring", "via", 0)}")\n\t)')
+    path = generated.write(b, tmp_path, generated.default_class(0.2, 0.1),
+                           {"min_clearance": 0.1, "min_hole_clearance": 0.3})
+    board = load_board(path)
+    rules = load_rules(board, load_config())
+    assert rules.hole_clearance == 0.3 and len(board.vias) == 1
+    found = detail_join(board, rules, board.pads[0].net, [], [], [], 0.001)
+    assert found is not None
+    tracks, vias = found
+    assert check(board, rules, tracks, vias, only_new=True).violations == []
+    assert min(t.body().distance(shapely.Point(8, 5)) for t in tracks) >= 0.15 + 0.3

@@ -79,25 +79,43 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
     """The tracks and vias of the cheapest way across the grid, legal with copper; None where there is none. The
     net's class sizes are tried first, then the smallest the board allows."""
     layers = board.copper_layers
+    holes = other_holes(board, a.net, vias, a.grid.area().buffer(WINDOW_MARGIN))
     for width, (diameter, drill) in sizes(rules, a.net):
-        open_ = np.stack([track_open(board, rules, copper, a.grid, a.net, li, width, margin)
+        open_ = np.stack([track_open(board, rules, copper, a.grid, a.net, li, width, margin, holes)
                           for li in range(len(layers))])
-        via_open = via_sites(board, rules, copper, a.grid, a.net, diameter, drill, margin, vias) & open_.all(0)
+        via_open = (via_sites(board, rules, copper, a.grid, a.net, diameter, drill, margin, vias, holes)
+                    & open_.all(0))
         for _ in range(VIA_RETRIES + 1):
             path = cheapest_path(open_, via_open, a.sources, a.targets, VIA_COST / a.grid.step, a.aim)
             if path is None:
                 break
             found_tracks, found_vias, sites = tracks_and_vias(a.grid, path, layers, a.net, width, diameter, drill)
             refused = [site for site, v in zip(sites, found_vias)
-                       if not via_legal(board, rules, copper, v, vias + [o for o in found_vias if o is not v], margin)]
+                       if not (via_legal(board, rules, copper, v, vias + [o for o in found_vias if o is not v], margin)
+                               and clear_of_holes(v, holes, rules, margin))]
             if refused:
                 for r, c in refused:
                     via_open[r, c] = False
                 continue
-            if all(legal(board, rules, copper, t, margin) for t in found_tracks):
+            if all(legal(board, rules, copper, t, margin) and clear_of_holes(t, holes, rules, margin)
+                   for t in found_tracks):
                 return found_tracks, found_vias
             break
     return None
+
+
+def other_holes(board: Board, net: int, vias: list[Via], area) -> list:
+    """The holes of other nets' vias and plated pads in the area: copper keeps the hole clearance from them, which
+    the copper clearance from their rings does not promise (zones.thermals.legal measures copper only)."""
+    holes = [shapely.Point(v.x, v.y).buffer(v.drill / 2) for v in list(board.vias) + vias
+             if v.net != net and shapely.Point(v.x, v.y).intersects(area)]
+    return holes + [p.hole for p in board.pads if p.hole is not None and p.layers and p.net != net
+                    and p.hole.intersects(area)]
+
+
+def clear_of_holes(item, holes: list, rules, margin: float) -> bool:
+    body = item.body()
+    return all(body.distance(h) >= rules.hole_clearance + margin for h in holes)
 
 
 def sizes(rules, net: int) -> list[tuple[float, tuple[float, float]]]:
@@ -124,13 +142,16 @@ def obstacles(board: Board, rules, copper: Copper, area, net: int, li: int, marg
 
 
 def track_open(board: Board, rules, copper: Copper, grid: FineGrid, net: int, li: int, width: float,
-               margin: float) -> np.ndarray:
-    """Where the centre line of a track of the net, this wide, may pass on layer li (rows x cols booleans)."""
+               margin: float, holes: list) -> np.ndarray:
+    """Where the centre line of a track of the net, this wide, may pass on layer li (rows x cols booleans); holes:
+    other_holes."""
     layer = board.copper_layers[li]
     area = grid.area()
     own = rules.clearance_of(net) + margin
     reach = own + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance + width
     shapes, need = obstacles(board, rules, copper, area, net, li, margin, reach)
+    shapes += holes
+    need += [rules.hole_clearance + margin] * len(holes)
     reaches = [n + width / 2 for n in need]
     for o in board.mask_openings:           # another net's pad's mask opening: no copper of ours under it
         if o.layer == layer and o.net != net and o.outline.intersects(area.buffer(width)):
@@ -150,7 +171,7 @@ def within_board(board: Board, rules, grid: FineGrid, area, half: float) -> np.n
 
 
 def via_sites(board: Board, rules, copper: Copper, grid: FineGrid, net: int, diameter: float, drill: float,
-              margin: float, vias: list[Via]) -> np.ndarray:
+              margin: float, vias: list[Via], holes: list) -> np.ndarray:
     """Where a via of the net may stand, as near as a raster tells (via_legal has the last word): clear of other
     nets' copper and every pad on every layer, of holes by the hole-to-hole distance, of the rule areas that forbid
     vias and of other nets' mask openings."""
@@ -166,6 +187,8 @@ def via_sites(board: Board, rules, copper: Copper, grid: FineGrid, net: int, dia
             if copper.kinds[h][0] == "pad" and copper.nets[h] == net:
                 shapes.append(copper.geoms[h])
                 reaches.append(own + diameter / 2)
+    shapes += holes
+    reaches += [rules.hole_clearance + margin + diameter / 2] * len(holes)
     gap = rules.hole_to_hole + margin
     for p in board.pads:
         if p.hole is not None and p.hole.distance(area) < gap + drill:
