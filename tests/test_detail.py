@@ -15,6 +15,8 @@ from autorouter.config import load_config
 from autorouter.detail import detail_join
 from autorouter.detail.grid import cheapest_path, runs
 from autorouter.zones import predict
+from autorouter.zones.fill import Copper
+from autorouter.zones.thermals import legal
 
 def test_a_nets_copper_groups_hold_the_pads_pad_groups_finds(tmp_path):
     board = load_board(generated.write(generated.thermal_zone(), tmp_path))
@@ -80,20 +82,33 @@ def test_a_wall_on_one_layer_is_passed_under_by_two_vias(tmp_path):
     assert len(pad_groups(board, tracks, vias)[board.pads[0].net]) == 1
 
 
-def test_a_join_keeps_the_hole_clearance_from_another_nets_via(tmp_path):
-    # net B's via has a thin ring: a track at the copper clearance from its ring would be nearer its hole than the
-    # board's hole clearance allows (KiCad's hole_clearance); the join goes round it farther
+def ring_board(tmp_path):
+    """Two pads of net A either side of net B's via, whose ring (0.1 mm) is thinner than the hole clearance (0.3 mm)
+    less the clearance (0.1 mm)."""
     b = generated.TestBoard("ring", 2, 20, 10)
     for ref, x in (("TP1", 5), ("TP2", 11)):
         b.footprint(ref, "TestPoint", x, 5, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, "A")], True)
     b.nets.append("B")
     b.extra.append(f'\t(via\n\t\t(at 8 5)\n\t\t(size 0.5)\n\t\t(drill 0.3)\n\t\t(layers "F.Cu" "B.Cu")\n'
                    f'\t\t(net {b.nets.index("B") + 1})\n\t\t(uuid "{generated.uid("ring", "via", 0)}")\n\t)')
-    path = generated.write(b, tmp_path, generated.default_class(0.2, 0.1),
-                           {"min_clearance": 0.1, "min_hole_clearance": 0.3})
-    board = load_board(path)
-    rules = load_rules(board, load_config())
+    board = load_board(generated.write(b, tmp_path, generated.default_class(0.2, 0.1),
+                                       {"min_clearance": 0.1, "min_hole_clearance": 0.3}))
+    return board, load_rules(board, load_config())
+
+
+def test_new_copper_keeps_the_hole_clearance_where_a_ring_is_thin(tmp_path):
+    # a track 0.1 mm from the ring is at the copper clearance but 0.2 mm from the hole: KiCad's hole_clearance
+    board, rules = ring_board(tmp_path)
     assert rules.hole_clearance == 0.3 and len(board.vias) == 1
+    copper = Copper(board, rules)
+    net = board.pads[0].net
+    near = Track((6, 5.45), (10, 5.45), 0.2, "F.Cu", net)
+    apart = Track((6, 5.6), (10, 5.6), 0.2, "F.Cu", net)
+    assert not legal(board, rules, copper, near, 0.001) and legal(board, rules, copper, apart, 0.001)
+
+
+def test_a_join_keeps_the_hole_clearance_from_another_nets_via(tmp_path):
+    board, rules = ring_board(tmp_path)
     found = detail_join(board, rules, board.pads[0].net, [], [], [], 0.001)
     assert found is not None
     tracks, vias = found

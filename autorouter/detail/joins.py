@@ -20,7 +20,7 @@ from ..board.connectivity import CopperGroup, net_copper
 from ..board.geometry import grow
 from ..board.model import Board, Track, Via
 from ..zones.fill import Copper
-from ..zones.thermals import legal, via_legal
+from ..zones.thermals import legal, other_holes, via_legal
 from .grid import FineGrid, cheapest_path, runs
 
 REACH = 10.0            # mm: groups farther apart are the lattice's to join (a fine grid that large is slow)
@@ -91,31 +91,15 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
                 break
             found_tracks, found_vias, sites = tracks_and_vias(a.grid, path, layers, a.net, width, diameter, drill)
             refused = [site for site, v in zip(sites, found_vias)
-                       if not (via_legal(board, rules, copper, v, vias + [o for o in found_vias if o is not v], margin)
-                               and clear_of_holes(v, holes, rules, margin))]
+                       if not via_legal(board, rules, copper, v, vias + [o for o in found_vias if o is not v], margin)]
             if refused:
                 for r, c in refused:
                     via_open[r, c] = False
                 continue
-            if all(legal(board, rules, copper, t, margin) and clear_of_holes(t, holes, rules, margin)
-                   for t in found_tracks):
+            if all(legal(board, rules, copper, t, margin, vias) for t in found_tracks):
                 return found_tracks, found_vias
             break
     return None
-
-
-def other_holes(board: Board, net: int, vias: list[Via], area) -> list:
-    """The holes of other nets' vias and plated pads in the area: copper keeps the hole clearance from them, which
-    the copper clearance from their rings does not promise (zones.thermals.legal measures copper only)."""
-    holes = [shapely.Point(v.x, v.y).buffer(v.drill / 2) for v in list(board.vias) + vias
-             if v.net != net and shapely.Point(v.x, v.y).intersects(area)]
-    return holes + [p.hole for p in board.pads if p.hole is not None and p.layers and p.net != net
-                    and p.hole.intersects(area)]
-
-
-def clear_of_holes(item, holes: list, rules, margin: float) -> bool:
-    body = item.body()
-    return all(body.distance(h) >= rules.hole_clearance + margin for h in holes)
 
 
 def sizes(rules, net: int) -> list[tuple[float, tuple[float, float]]]:
@@ -144,7 +128,7 @@ def obstacles(board: Board, rules, copper: Copper, area, net: int, li: int, marg
 def track_open(board: Board, rules, copper: Copper, grid: FineGrid, net: int, li: int, width: float,
                margin: float, holes: list) -> np.ndarray:
     """Where the centre line of a track of the net, this wide, may pass on layer li (rows x cols booleans); holes:
-    other_holes."""
+    zones.thermals.other_holes, kept at the hole clearance."""
     layer = board.copper_layers[li]
     area = grid.area()
     own = rules.clearance_of(net) + margin

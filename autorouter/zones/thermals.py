@@ -351,7 +351,8 @@ def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), m
             if any(abs(math.remainder(angle - t, 2 * math.pi)) < SAME_WAY for t in taken):
                 continue
             stub = stub_into(pad, r.layer, angle, width, gap, targets, zone)
-            if stub is not None and legal(board, rules, copper, stub, margin) and clear_of(stub, stubs, rules, margin):
+            if (stub is not None and legal(board, rules, copper, stub, margin, vias)
+                    and clear_of(stub, stubs, rules, margin)):
                 found.append(stub)
         # else straight to a via of the net standing in such a piece nearby
         near = sorted((pad.outline.distance(Point(v.x, v.y)), v.x, v.y) for v in list(board.vias) + list(vias)
@@ -364,7 +365,7 @@ def feed_starved(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), m
                 continue
             for w in widths:                    # a track as the net's class has it, else as thin as the board allows
                 stub = Track((pad.x, pad.y), (x, y), w, r.layer, pad.net)
-                if legal(board, rules, copper, stub, margin) and clear_of(stub, stubs + found, rules, margin):
+                if legal(board, rules, copper, stub, margin, vias) and clear_of(stub, stubs + found, rules, margin):
                     found.append(stub)
                     break
         stubs += found[:r.needed - r.spokes]
@@ -396,9 +397,27 @@ def stub_into(pad, layer: str, angle: float, width: float, gap: float, targets, 
     return None
 
 
-def legal(board: Board, rules, copper: Copper, stub: Track, margin: float) -> bool:
-    """The stub keeps its clearance from every other net's copper and every hole, the board edge, the rule areas
-    that forbid tracks, and other nets' solder-mask openings."""
+def other_holes(board: Board, net: int, vias, area) -> list:
+    """The holes of other nets' vias (the board's and `vias`) and plated pads within the area. Copper keeps the hole
+    clearance from them, which the clearance from their rings does not promise where a ring is thin (Copper holds
+    the rings only)."""
+    holes = [Point(v.x, v.y).buffer(v.drill / 2) for v in list(board.vias) + list(vias)
+             if v.net != net and Point(v.x, v.y).intersects(area)]
+    return holes + [p.hole for p in board.pads if p.hole is not None and p.layers and p.net != net
+                    and p.hole.intersects(area)]
+
+
+def clear_of_holes(board: Board, rules, item, vias, margin: float) -> bool:
+    """The track's or via's copper keeps the hole clearance from other nets' holes (other_holes)."""
+    body = item.body()
+    need = rules.hole_clearance + margin
+    return all(body.distance(h) >= need for h in other_holes(board, item.net, vias, body.buffer(need + 1.0)))
+
+
+def legal(board: Board, rules, copper: Copper, stub: Track, margin: float, vias=()) -> bool:
+    """The stub keeps its clearance from every other net's copper and every hole (the holes of the board's vias and
+    `vias`, the new ones, included), the board edge, the rule areas that forbid tracks, and other nets' solder-mask
+    openings."""
     body = stub.body()
     li = board.copper_layers.index(stub.layer)
     own = rules.clearance_of(stub.net) + margin
@@ -409,6 +428,8 @@ def legal(board: Board, rules, copper: Copper, stub: Track, margin: float) -> bo
         need = max(own, copper.clearances[h] + margin) if kind != "hole" else max(rules.hole_clearance, own)
         if body.distance(copper.geoms[h]) < need:
             return False
+    if not clear_of_holes(board, rules, stub, vias, margin):
+        return False
     if not board.outline.contains(body) or body.distance(board.outline.boundary) < rules.edge_clearance + margin:
         return False
     if any(k.no_tracks and stub.layer in k.layers and body.intersects(k.outline) for k in board.keepouts):
@@ -499,6 +520,8 @@ def via_legal(board: Board, rules, copper: Copper, via: Via, others: list[Via], 
                 return False
     gap = rules.hole_to_hole + margin
     if any(p.hole is not None and centre.distance(p.hole) - via.drill / 2 < gap for p in board.pads):
+        return False
+    if not clear_of_holes(board, rules, via, others, margin):
         return False
     if any(math.hypot(v.x - via.x, v.y - via.y) - (v.drill + via.drill) / 2 < gap
            or (v.net != via.net and body.distance(v.body()) < own) for v in list(board.vias) + others):
