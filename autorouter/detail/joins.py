@@ -79,7 +79,7 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
     """The tracks and vias of the cheapest way across the grid, legal with copper; None where there is none. The
     net's class sizes are tried first, then the smallest the board allows."""
     layers = board.copper_layers
-    holes = other_holes(board, a.net, vias, a.grid.area().buffer(WINDOW_MARGIN))
+    holes = other_holes(board, a.net, vias, a.grid.area().buffer(WINDOW_MARGIN).bounds)
     for width, (diameter, drill) in sizes(rules, a.net):
         open_ = np.stack([track_open(board, rules, copper, a.grid, a.net, li, width, margin, holes)
                           for li in range(len(layers))])

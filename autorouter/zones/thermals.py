@@ -397,21 +397,28 @@ def stub_into(pad, layer: str, angle: float, width: float, gap: float, targets, 
     return None
 
 
-def other_holes(board: Board, net: int, vias, area) -> list:
-    """The holes of other nets' vias (the board's and `vias`) and plated pads within the area. Copper keeps the hole
-    clearance from them, which the clearance from their rings does not promise where a ring is thin (Copper holds
-    the rings only)."""
+HOLE_REACH = 5.0         # mm: no hole is wider; a pad's centre farther than this from a box holds none inside it
+
+
+def other_holes(board: Board, net: int, vias, box: tuple[float, float, float, float]) -> list:
+    """The holes of other nets' vias (the board's and `vias`) and plated pads whose centres lie in the box (x0, y0,
+    x1, y1), or near it for a pad. Copper keeps the hole clearance from them, which the clearance from their rings
+    does not promise where a ring is thin (Copper holds the rings only)."""
+    x0, y0, x1, y1 = box
     holes = [Point(v.x, v.y).buffer(v.drill / 2) for v in list(board.vias) + list(vias)
-             if v.net != net and Point(v.x, v.y).intersects(area)]
+             if v.net != net and x0 <= v.x <= x1 and y0 <= v.y <= y1]
     return holes + [p.hole for p in board.pads if p.hole is not None and p.layers and p.net != net
-                    and p.hole.intersects(area)]
+                    and x0 - HOLE_REACH <= p.x <= x1 + HOLE_REACH and y0 - HOLE_REACH <= p.y <= y1 + HOLE_REACH]
 
 
 def clear_of_holes(board: Board, rules, item, vias, margin: float) -> bool:
     """The track's or via's copper keeps the hole clearance from other nets' holes (other_holes)."""
     body = item.body()
     need = rules.hole_clearance + margin
-    return all(body.distance(h) >= need for h in other_holes(board, item.net, vias, body.buffer(need + 1.0)))
+    x0, y0, x1, y1 = body.bounds
+    reach = need + HOLE_REACH
+    holes = other_holes(board, item.net, vias, (x0 - reach, y0 - reach, x1 + reach, y1 + reach))
+    return all(body.distance(h) >= need for h in holes)
 
 
 def legal(board: Board, rules, copper: Copper, stub: Track, margin: float, vias=()) -> bool:
