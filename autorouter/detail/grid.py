@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import shapely
@@ -39,8 +40,9 @@ class FineGrid:
         """The window as a polygon."""
         return shapely.box(self.x0, self.y0, self.x0 + self.cols * self.step, self.y0 + self.rows * self.step)
 
+    @cached_property
     def xy(self) -> tuple[np.ndarray, np.ndarray]:
-        """The coordinates of every point, as (rows, cols) arrays."""
+        """The coordinates of every point, as (rows, cols) arrays (made once: every mask of a search tests them)."""
         ys, xs = np.mgrid[0:self.rows, 0:self.cols]
         return self.x0 + xs * self.step, self.y0 + ys * self.step
 
@@ -52,12 +54,12 @@ class FineGrid:
         if not shapes:
             return np.ones((self.rows, self.cols), bool)
         grown = grow_all(shapes, np.asarray(reach) + SLACK * self.step)
-        x, y = self.xy()
+        x, y = self.xy
         return ~shapely.intersects_xy(shapely.union_all(grown), x, y)
 
     def inside(self, shape) -> np.ndarray:
         """Where the points lie in the shape (boolean rows x cols)."""
-        x, y = self.xy()
+        x, y = self.xy
         return shapely.intersects_xy(shape, x, y)
 
 

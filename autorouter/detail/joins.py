@@ -20,7 +20,7 @@ from ..board.connectivity import CopperGroup, net_copper
 from ..board.geometry import grow
 from ..board.model import Board, Track, Via
 from ..zones.fill import Copper
-from ..zones.thermals import legal, other_holes, via_legal
+from ..zones.thermals import legal, other_holes, owed, via_legal
 from .grid import FineGrid, cheapest_path, runs
 
 REACH = 10.0            # mm: groups farther apart are the lattice's to join (a fine grid that large is slow)
@@ -79,12 +79,12 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
     """The tracks and vias of the cheapest way across the grid, legal with copper; None where there is none. The
     net's class sizes are tried first, then the smallest the board allows."""
     layers = board.copper_layers
-    holes = other_holes(board, a.net, vias, a.grid.area().buffer(WINDOW_MARGIN).bounds)
-    for width, (diameter, drill) in sizes(rules, a.net):
-        open_ = np.stack([track_open(board, rules, copper, a.grid, a.net, li, width, margin, holes)
+    found_sizes = sizes(rules, a.net)
+    near = surroundings(board, rules, copper, a, margin, vias, max(max(w, d) for w, (d, _) in found_sizes))
+    for width, (diameter, drill) in found_sizes:
+        open_ = np.stack([track_open(board, rules, a.grid, a.net, li, width, margin, near)
                           for li in range(len(layers))])
-        via_open = (via_sites(board, rules, copper, a.grid, a.net, diameter, drill, margin, vias, holes)
-                    & open_.all(0))
+        via_open = (via_sites(board, rules, a.grid, a.net, diameter, drill, margin, vias, near) & open_.all(0))
         for _ in range(VIA_RETRIES + 1):
             path = cheapest_path(open_, via_open, a.sources, a.targets, VIA_COST / a.grid.step, a.aim)
             if path is None:
@@ -111,38 +111,46 @@ def sizes(rules, net: int) -> list[tuple[float, tuple[float, float]]]:
     return out + [small] * (small != out[0])
 
 
-def obstacles(board: Board, rules, copper: Copper, area, net: int, li: int, margin: float, reach: float):
-    """The other nets' copper and every hole on layer li near the area, with the distance each asks of the net's
-    copper (zones.thermals.legal's terms)."""
-    own = rules.clearance_of(net) + margin
-    shapes, need = [], []
-    for h in copper.near(area, li, reach).tolist():
-        kind = copper.kinds[h][0]
-        if copper.nets[h] == net and net and kind != "hole":
-            continue
-        shapes.append(copper.geoms[h])
-        need.append(max(own, copper.clearances[h] + margin) if kind != "hole" else max(rules.hole_clearance, own))
-    return shapes, need
+@dataclass
+class Surroundings:
+    """What the window holds that a net's new copper keeps clear of, gathered once for every size searched: per layer
+    the other nets' copper and unplated holes with the distance each is owed (zones.thermals.owed), the net's own pads
+    (a via keeps off them too), and other nets' via and pad holes (zones.thermals.other_holes)."""
+    owed: list[tuple[list, list[float]]]
+    own_pads: list
+    holes: list
 
 
-def track_open(board: Board, rules, copper: Copper, grid: FineGrid, net: int, li: int, width: float,
-               margin: float, holes: list) -> np.ndarray:
-    """Where the centre line of a track of the net, this wide, may pass on layer li (rows x cols booleans); holes:
-    zones.thermals.other_holes, kept at the hole clearance."""
+def surroundings(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: list[Via],
+                 size: float) -> Surroundings:
+    """The window's Surroundings, for copper up to `size` wide (a track's width or a via's diameter)."""
+    area = a.grid.area()
+    reach = rules.clearance_of(a.net) + margin + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance + size
+    owed_by_layer, own_pads = [], []
+    for li in range(len(board.copper_layers)):
+        hits = copper.near(area, li, reach)
+        pairs = owed(rules, copper, hits, a.net, margin)
+        owed_by_layer.append(([copper.geoms[h] for h, _ in pairs], [need for _, need in pairs]))
+        own_pads += [copper.geoms[h] for h in hits.tolist()
+                     if copper.kinds[h][0] == "pad" and copper.nets[h] == a.net]
+    return Surroundings(owed_by_layer, own_pads, other_holes(board, a.net, vias, area.buffer(WINDOW_MARGIN).bounds))
+
+
+def track_open(board: Board, rules, grid: FineGrid, net: int, li: int, width: float, margin: float,
+               near: Surroundings) -> np.ndarray:
+    """Where the centre line of a track of the net, this wide, may pass on layer li (rows x cols booleans)."""
     layer = board.copper_layers[li]
     area = grid.area()
-    own = rules.clearance_of(net) + margin
-    reach = own + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance + width
-    shapes, need = obstacles(board, rules, copper, area, net, li, margin, reach)
-    shapes += holes
-    need += [rules.hole_clearance + margin] * len(holes)
-    reaches = [n + width / 2 for n in need]
+    shapes, need = near.owed[li]
+    shapes = shapes + near.holes
+    reaches = [n + width / 2 for n in need] + [rules.hole_clearance + margin + width / 2] * len(near.holes)
+    reach = area.buffer(width)
     for o in board.mask_openings:           # another net's pad's mask opening: no copper of ours under it
-        if o.layer == layer and o.net != net and o.outline.intersects(area.buffer(width)):
+        if o.layer == layer and o.net != net and o.outline.intersects(reach):
             shapes.append(o.outline)
             reaches.append(width / 2)
     for k in board.keepouts:
-        if k.no_tracks and layer in k.layers and k.outline.intersects(area.buffer(width)):
+        if k.no_tracks and layer in k.layers and k.outline.intersects(reach):
             shapes.append(k.outline)
             reaches.append(width / 2)
     return grid.outside(shapes, reaches) & within_board(board, rules, grid, area, width / 2 + margin)
@@ -154,25 +162,21 @@ def within_board(board: Board, rules, grid: FineGrid, area, half: float) -> np.n
     return grid.inside(grow(board.outline.intersection(area.buffer(inset + 1.0)), -inset))
 
 
-def via_sites(board: Board, rules, copper: Copper, grid: FineGrid, net: int, diameter: float, drill: float,
-              margin: float, vias: list[Via], holes: list) -> np.ndarray:
+def via_sites(board: Board, rules, grid: FineGrid, net: int, diameter: float, drill: float, margin: float,
+              vias: list[Via], near: Surroundings) -> np.ndarray:
     """Where a via of the net may stand, as near as a raster tells (via_legal has the last word): clear of other
     nets' copper and every pad on every layer, of holes by the hole-to-hole distance, of the rule areas that forbid
     vias and of other nets' mask openings."""
     area = grid.area()
     own = rules.clearance_of(net) + margin
-    reach = own + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance + diameter
     shapes, reaches = [], []
-    for li in range(len(board.copper_layers)):
-        found, need = obstacles(board, rules, copper, area, net, li, margin, reach)
+    for found, need in near.owed:
         shapes += found
         reaches += [n + diameter / 2 for n in need]
-        for h in copper.near(area, li, reach).tolist():          # its own net's pads too
-            if copper.kinds[h][0] == "pad" and copper.nets[h] == net:
-                shapes.append(copper.geoms[h])
-                reaches.append(own + diameter / 2)
-    shapes += holes
-    reaches += [rules.hole_clearance + margin + diameter / 2] * len(holes)
+    shapes += near.own_pads
+    reaches += [own + diameter / 2] * len(near.own_pads)
+    shapes += near.holes
+    reaches += [rules.hole_clearance + margin + diameter / 2] * len(near.holes)
     gap = rules.hole_to_hole + margin
     for p in board.pads:
         if p.hole is not None and p.hole.distance(area) < gap + drill:

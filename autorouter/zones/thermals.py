@@ -421,6 +421,20 @@ def clear_of_holes(board: Board, rules, item, vias, margin: float) -> bool:
     return all(body.distance(h) >= need for h in holes)
 
 
+def owed(rules, copper: Copper, hits: np.ndarray, net: int, margin: float) -> list[tuple[int, float]]:
+    """(item, distance) for each of the copper items `hits` that new copper of the net must keep clear of (other
+    nets' copper, and every unplated hole), with the distance it must keep: the larger clearance of the two, or the
+    hole clearance, plus margin."""
+    own = rules.clearance_of(net) + margin
+    out = []
+    for h in hits.tolist():
+        kind = copper.kinds[h][0]
+        if copper.nets[h] == net and net and kind != "hole":
+            continue
+        out.append((h, max(own, copper.clearances[h] + margin) if kind != "hole" else max(rules.hole_clearance, own)))
+    return out
+
+
 def legal(board: Board, rules, copper: Copper, stub: Track, margin: float, vias=()) -> bool:
     """The stub keeps its clearance from every other net's copper and every hole (the holes of the board's vias and
     `vias`, the new ones, included), the board edge, the rule areas that forbid tracks, and other nets' solder-mask
@@ -428,13 +442,9 @@ def legal(board: Board, rules, copper: Copper, stub: Track, margin: float, vias=
     body = stub.body()
     li = board.copper_layers.index(stub.layer)
     own = rules.clearance_of(stub.net) + margin
-    for h in copper.near(body, li, own + float(copper.clearances.max(initial=0.0))).tolist():
-        kind = copper.kinds[h][0]
-        if copper.nets[h] == stub.net and stub.net and kind != "hole":
-            continue
-        need = max(own, copper.clearances[h] + margin) if kind != "hole" else max(rules.hole_clearance, own)
-        if body.distance(copper.geoms[h]) < need:
-            return False
+    hits = copper.near(body, li, own + float(copper.clearances.max(initial=0.0)))
+    if any(body.distance(copper.geoms[h]) < need for h, need in owed(rules, copper, hits, stub.net, margin)):
+        return False
     if not clear_of_holes(board, rules, stub, vias, margin):
         return False
     if not board.outline.contains(body) or body.distance(board.outline.boundary) < rules.edge_clearance + margin:
