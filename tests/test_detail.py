@@ -18,6 +18,7 @@ from autorouter.zones import predict
 from autorouter.zones.fill import Copper
 from autorouter.zones.thermals import legal
 
+
 def test_a_nets_copper_groups_hold_the_pads_pad_groups_finds(tmp_path):
     board = load_board(generated.write(generated.thermal_zone(), tmp_path))
     rules = load_rules(board, load_config())
