@@ -85,6 +85,23 @@ def slot(gap: float = 0.7, at: float = 10, outside: float = 24) -> TestBoard:
     return b
 
 
+def walled_pad(wall: str) -> TestBoard:
+    """Test pad TP1 of net A (0.3 mm square) with no legal way out, and TP2 and TP3 of A far from it: wall "keepout", a
+    keep-out over it (one that allows pads); "pads", four through-hole pads of net B around it that
+    overlap at their corners, 0.05 mm from its edge."""
+    b = TestBoard("walled", 2, 30, 20)
+    b.footprint("TP1", "TestPoint", 8, 10, [b.smd_pad("TP1", 1, 0, 0, 0.3, 0.3, "A")], True)
+    for ref, y in (("TP2", 10), ("TP3", 14)):
+        b.footprint(ref, "TestPoint", 22, y, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, "A")], True)
+    if wall == "keepout":
+        b.zone(None, ["F.Cu", "B.Cu"], [(5, 7), (11, 7), (11, 13), (5, 13)], keepout=True)
+    else:
+        ring = ((-1.05, 0), (1.05, 0), (0, -1.05), (0, 1.05))
+        b.footprint("J1", "Wall", 8, 10, [b.tht_pad("J1", n, dx, dy, "B", square=True)
+                                          for n, (dx, dy) in enumerate(ring, 1)], False)
+    return b
+
+
 def split_halves() -> TestBoard:
     """Net A on two halves of a board that a keep-out strip parts (a split keyboard joined by a cable): two of its
     pads on each side."""

@@ -129,3 +129,13 @@ def test_pins_that_cannot_reach_the_tree_still_join_each_other(tmp_path):
     if kicad_available() and JUDGE.is_dir():
         verdict = kicad_verdict(out)
         assert verdict["unconnected"] == 1 and verdict["violations"] == 0, verdict
+
+
+@pytest.mark.parametrize("wall, named", [("pads", "the copper of B"), ("keepout", "a keep-out")])
+def test_a_pad_with_no_way_in_is_reported_with_what_walls_it_in(wall, named, tmp_path):
+    src = g.write(g.walled_pad(wall), tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(tmp_path / "out.kicad_pcb"),
+                           "--json", "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+    info = json.loads(proc.stdout)
+    assert (info["connections"], info["connections_routed"]) == (2, 1), info
+    assert info["failed"]["A"].startswith("pad TP1.1 has no legal way in (blocked pad: ") and named in info["failed"]["A"]

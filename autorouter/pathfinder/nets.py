@@ -11,7 +11,7 @@ from ..board.connectivity import pad_groups
 from ..board.model import Board, Pad
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
-from ..lattice.obstacles import FREE, Obstacles, Profile
+from ..lattice.obstacles import FREE, HARD, Obstacles, Profile
 from ..lattice.portals import EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pins_portals
 from ..mst import boruvka, complete_edges, connection_order, dense_tree
 
@@ -27,6 +27,7 @@ class Pin:
     # tracks of the fewest other nets, and those nets (make_way asks them to move)
     through: Portals | None = None
     crossed: frozenset = frozenset()
+    blocked_by: str = ""          # what leaves it no portal, for the report (blocked_by)
 
 
 @dataclass
@@ -143,7 +144,36 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
                                                                       lattice, tracks, gap)
             t.blocked = ["/".join(p.name for p in pin.pads) for pin in t.pins if not pin.portals.nodes.size]
     mark_conflicts(tasks, lattice)
+    for t in tasks:
+        for pin in t.pins:
+            if not pin.portals.nodes.size and not pin.blocked_by:
+                pin.blocked_by = blocked_by(pin, t, lattice, config.portal_radius, names)
     return tasks
+
+
+def blocked_by(pin: Pin, task: NetTask, lattice: Lattice, radius: int, names: dict[int, str]) -> str:
+    """What leaves a pin with no portal, for the report: the other nets whose tracks every stub out of it would
+    cross (the tracks made so far, in finishing), else what a stub would have to pass within the clearance near its
+    pads (the profile's obstacles, Profile.stub_trees): other nets' copper, or a keep-out, a hole, the board edge or a
+    pad of no net; where nothing is that near, the stubs of the pads beside it took its way."""
+    if pin.crossed:
+        return "the tracks of " + ", ".join(sorted(names.get(n, str(n)) for n in pin.crossed))
+    reach = radius * lattice.pitch              # where pins_portals looks first
+    owners: set[int] = set()
+    for pad in pin.pads:
+        for layer in pad.layers:
+            entry = task.profile.stub_trees.get(lattice.layers.index(layer)) if layer in lattice.layers else None
+            if entry is None:
+                continue
+            tree, who, distances, _ = entry
+            near = tree.query(pad.outline, predicate="dwithin", distance=float(distances.max()) + reach)
+            near = near[shapely.distance(tree.geometries[near], pad.outline) <= distances[near] + reach]
+            owners |= set(who[near].tolist())
+    others = sorted(names.get(n, str(n)) for n in owners if n >= 0 and n != task.net)
+    parts = ["the copper of " + ", ".join(others)] if others else []
+    if HARD in owners:
+        parts.append("a keep-out, a hole, the board edge or a pad of no net")
+    return " and ".join(parts) or "the stubs of the pads beside it"
 
 
 def mark_conflicts(tasks: list[NetTask], lattice) -> None:

@@ -454,7 +454,7 @@ def grow_routes(batch: list[NetTask], ctx: Context, own: list | None = None) -> 
             if g.task.pins[j].portals.nodes.size == 0:
                 g.route.failed.append(unreachable(g.task.pins[j]))
             elif not g.route.connections and not any(g.task.pins[i].portals.nodes.size for i in g.joined):
-                g.route.failed.append("no routed pin to start from")
+                g.joined.append(j)      # no tree to reach (the pins before it have no way in): it starts one
             else:
                 ready.append(g)
         retry = search_step(ready, j, ctx, full=False)
@@ -467,7 +467,7 @@ def unreachable(pin) -> str:
     names = "/".join(p.name for p in pin.pads)
     if pin.outside:
         return f"pad {names} lies outside the board outline"
-    return f"pad {names} has no legal way in (blocked pad)"
+    return f"pad {names} has no legal way in (blocked pad{': ' + pin.blocked_by if pin.blocked_by else ''})"
 
 
 def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
