@@ -102,6 +102,30 @@ def walled_pad(wall: str) -> TestBoard:
     return b
 
 
+def drawn_copper(in_footprint: bool = False) -> TestBoard:
+    """Pad J2.1 of net A under a copper polygon of no net drawn on the board (an edge connector's ground: KiCad gives
+    it A on load), or in J2's footprint (KiCad leaves it no net); TP1 of A to join, B's TP2 and TP3 either side."""
+    b = TestBoard("drawn", 2, 30, 20)
+    corners = [(-0.6, -0.6), (2.5, -0.6), (2.5, 0.6), (-0.6, 0.6)]
+    pads = [b.smd_pad("J2", 1, 0, 0, 1.0, 1.0, "A")]
+    if in_footprint:
+        pads.append("\n\t\t" + copper_polygon("fp_poly", corners, 2))
+    else:
+        b.extra.append("\t" + copper_polygon("gr_poly", [(x + 10, y + 10) for x, y in corners], 1))
+    b.footprint("J2", "Edge", 10, 10, pads, True)
+    for ref, x, y, net in (("TP1", 22, 10, "A"), ("TP2", 16, 4, "B"), ("TP3", 16, 16, "B")):
+        b.footprint(ref, "TestPoint", x, y, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, net)], True)
+    return b
+
+
+def copper_polygon(tag: str, corners: list[tuple], depth: int) -> str:
+    """A filled polygon on F.Cu, of no net (gr_poly on the board, fp_poly in a footprint), indented `depth` tabs."""
+    i = "\t" * depth
+    pts = " ".join(f"(xy {x:g} {y:g})" for x, y in corners)
+    return (f"({tag}\n{i}\t(pts {pts})\n{i}\t(stroke (width 0) (type solid))\n{i}\t(fill solid)"
+            f"\n{i}\t(layer \"F.Cu\")\n{i}\t(uuid \"{uid('drawn', tag)}\")\n{i})")
+
+
 def split_halves() -> TestBoard:
     """Net A on two halves of a board that a keep-out strip parts (a split keyboard joined by a cable): two of its
     pads on each side."""

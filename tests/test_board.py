@@ -216,3 +216,12 @@ def test_sexpr_parse_refuses(text):
     from autorouter.board.sexpr import SexprError, parse
     with pytest.raises(SexprError):
         parse(text)
+
+
+@pytest.mark.parametrize("in_footprint, net", [(False, "A"), (True, "")])
+def test_a_drawing_of_no_net_takes_the_net_of_the_pad_it_covers_as_kicad_gives_it(tmp_path, in_footprint, net):
+    # KiCad passes a net on to a board drawing of no net that touches it (its DRC reports the polygon as the pad's
+    # net); a footprint's own drawing keeps none (reported as shorting the pad)
+    import generated as g
+    board = load_board(g.write(g.drawn_copper(in_footprint), tmp_path))
+    assert [board.net_name(d.net) for d in board.graphics] == [net]

@@ -139,3 +139,17 @@ def test_a_pad_with_no_way_in_is_reported_with_what_walls_it_in(wall, named, tmp
     info = json.loads(proc.stdout)
     assert (info["connections"], info["connections_routed"]) == (2, 1), info
     assert info["failed"]["A"].startswith("pad TP1.1 has no legal way in (blocked pad: ") and named in info["failed"]["A"]
+
+
+def test_a_pad_under_a_board_drawing_of_no_net_is_reached_through_it(tmp_path):
+    # an edge connector's ground pad under a drawn polygon: the polygon is the pad's net's (as KiCad loads it), not
+    # a wall; the pad is joined and B's tracks keep their clearance from it
+    src = g.write(g.drawn_copper(), tmp_path)
+    out = tmp_path / "routed.kicad_pcb"
+    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
+                           "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+    info = json.loads(proc.stdout)
+    assert info["connections_routed"] == info["connections"] == 2 and info["drc_violations"] == 0, info
+    if kicad_available() and JUDGE.is_dir():
+        verdict = kicad_verdict(out)
+        assert verdict["unconnected"] == 0 and verdict["violations"] == 0, verdict

@@ -9,6 +9,7 @@ fix is raised as BoardError with one line naming it.
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 import math
 import re
 from contextlib import contextmanager
@@ -157,18 +158,42 @@ def build_board(tree: list, path: str, version: int, named: list[str]) -> Board:
         for z in nodes(fp, "zone"):
             read_zone(z, copper, nets, zones, keepouts)
     top = Frame(0.0, 0.0, 0.0)
+    netless = []                # the board's drawings (not text) of no net on copper
     for item in nodes(tree):
         if item[0].startswith("gr_"):
+            before = len(graphics)
             drawing(item, top, copper, nets, edges, graphics, openings)
+            if len(graphics) > before and not graphics[-1].net and "text" not in item[0]:
+                netless.append(before)
         elif item[0] == "zone":
             read_zone(item, copper, nets, zones, keepouts)
     tracks, vias = read_copper(tree, copper, nets)
+    for i, net in zip(netless, touched_nets([graphics[i] for i in netless], pads, tracks, vias)):
+        if net:
+            graphics[i] = replace(graphics[i], net=net)
     openings = owned_openings(openings, pads)
     return Board(path=path, version=version, copper_layers=copper, outline=board_outline(edges, path),
                  nets=nets.nets(), pads=pads, tracks=tracks, vias=vias, keepouts=keepouts, graphics=graphics,
                  zones=zones, mask_openings=openings, bare_vias=bare_via_layers(tree, copper),
                  mask_margin=mask_margin, mask_web=number(node(tree, "setup"), "solder_mask_min_width", 0.0),
                  warnings=warnings)
+
+
+def touched_nets(graphics: list, pads, tracks, vias) -> list[int]:
+    """The net KiCad gives each board drawing of no net on copper when it loads the board (its connectivity passes a
+    net on to the net-less copper it touches: a test fills a no-net polygon under a pad and reports it as the
+    pad's net): the one net of the pads, tracks and vias that touch it on its layer; 0 where none or several do.
+    Drawings inside footprints keep no net (KiCad reports them as shorting the pads they touch)."""
+    items = [(p.outline, p.net, p.layers) for p in pads if p.net] + [(t.body(), t.net, (t.layer,)) for t in tracks
+                                                                   if t.net] + [(v.body(), v.net, v.layers) for v in vias if v.net]
+    if not graphics or not items:
+        return [0] * len(graphics)
+    tree = STRtree([shape for shape, _, _ in items])
+    found = []
+    for g in graphics:
+        touching = {items[k][1] for k in tree.query(g.outline, predicate="intersects").tolist() if g.layer in items[k][2]}
+        found.append(touching.pop() if len(touching) == 1 else 0)
+    return found
 
 
 def area(z: list) -> Polygon:
