@@ -138,7 +138,8 @@ def test_a_pad_with_no_way_in_is_reported_with_what_walls_it_in(wall, named, tmp
                            "--json", "--backend", "cpu"], capture_output=True, text=True, timeout=600)
     info = json.loads(proc.stdout)
     assert (info["connections"], info["connections_routed"]) == (2, 1), info
-    assert info["failed"]["A"].startswith("pad TP1.1 has no legal way in (blocked pad: ") and named in info["failed"]["A"]
+    reason = info["failed"]["A"]
+    assert reason.startswith("pad TP1.1 has no legal way in (blocked pad: ") and named in reason, reason
 
 
 def test_a_pad_under_a_board_drawing_of_no_net_is_reached_through_it(tmp_path):

@@ -9,10 +9,10 @@ fix is raised as BoardError with one line naming it.
 from __future__ import annotations
 
 import gc
-from dataclasses import replace
 import math
 import re
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import shapely
@@ -184,14 +184,16 @@ def touched_nets(graphics: list, pads, tracks, vias) -> list[int]:
     net on to the net-less copper it touches: a test fills a no-net polygon under a pad and reports it as the
     pad's net): the one net of the pads, tracks and vias that touch it on its layer; 0 where none or several do.
     Drawings inside footprints keep no net (KiCad reports them as shorting the pads they touch)."""
-    items = [(p.outline, p.net, p.layers) for p in pads if p.net] + [(t.body(), t.net, (t.layer,)) for t in tracks
-                                                                   if t.net] + [(v.body(), v.net, v.layers) for v in vias if v.net]
+    items = ([(p.outline, p.net, p.layers) for p in pads if p.net]
+             + [(t.body(), t.net, (t.layer,)) for t in tracks if t.net]
+             + [(v.body(), v.net, v.layers) for v in vias if v.net])
     if not graphics or not items:
         return [0] * len(graphics)
     tree = STRtree([shape for shape, _, _ in items])
     found = []
     for g in graphics:
-        touching = {items[k][1] for k in tree.query(g.outline, predicate="intersects").tolist() if g.layer in items[k][2]}
+        touching = {items[k][1] for k in tree.query(g.outline, predicate="intersects").tolist()
+                    if g.layer in items[k][2]}
         found.append(touching.pop() if len(touching) == 1 else 0)
     return found
 

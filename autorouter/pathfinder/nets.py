@@ -27,7 +27,7 @@ class Pin:
     # tracks of the fewest other nets, and those nets (make_way asks them to move)
     through: Portals | None = None
     crossed: frozenset = frozenset()
-    blocked_by: str = ""          # what leaves it no portal, for the report (blocked_by)
+    blocked_by: str = ""          # what leaves it no portal, for the report (nets.blocked_by)
 
 
 @dataclass
