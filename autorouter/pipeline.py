@@ -25,7 +25,8 @@ from .lattice.raster import nodes_inside
 from .board.connectivity import pad_groups
 from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, reconnect
 from .pathfinder.finishing import clear_areas, make_way, single_joins
-from .pathfinder.router import Best
+from .pathfinder.router import NO_PATH, Best
+from .pathfinder.walls import MOST_NAMED, walled_in_by
 from .pathfinder.nets import mark_conflicts, neck_tasks
 from .search import make_engine
 from .search.constants import STEP
@@ -60,6 +61,7 @@ class RouteResult:
     fills: list = field(default_factory=list)          # and with it (zones.predict), for the check to take over
     relief_fills: list | None = None                   # relief_fill with the new copper, where finishing made it
     apart: dict[int, list[str]] = field(default_factory=dict)   # net -> apart_pads at the end
+    net_names: dict[int, str] = field(default_factory=dict)     # the board's, for the report
 
     def failed_nets(self) -> dict[str, str]:
         """Net name -> reason, for every net with a connection left unrouted: the newest reason routing gave that
@@ -72,7 +74,7 @@ class RouteResult:
             named = [why for why in reversed(route.failed if route is not None else [])
                      if set(re.split(r"[\s/]", why)) & set(apart)]
             if named:
-                reason = named[0]
+                reason = named[0] + self.walls(net, named[0])
             elif self.cut_short:
                 reason = f"{self.cut_short}: stopped before reaching it"
             else:
@@ -80,6 +82,22 @@ class RouteResult:
                 reason = f"{'pad' if len(apart) == 1 else 'pads'} {shown} left apart from the rest of the net"
             out[names.get(net, str(net))] = reason
         return out
+
+    def walls(self, net: int, reason: str) -> str:
+        """What a "no path to pad" reason of the net adds: the nets whose routes wall its pad in (pathfinder.walls),
+        as " (walled in by A, B)"; "" for other reasons, or where the pad is not walled in nearby."""
+        if not reason.startswith(NO_PATH):
+            return ""
+        pads = reason[len(NO_PATH):]
+        found = [(t, i) for t in self.tasks if t.net == net
+                 for i, pin in enumerate(t.pins) if "/".join(p.name for p in pin.pads) == pads]
+        if not found:
+            return ""
+        nets = [self.net_names.get(n, str(n)) for n in walled_in_by(*found[-1], self.routes, self.lattice)]
+        if not nets:
+            return ""
+        more = " ..." if len(nets) > MOST_NAMED else ""
+        return f" (walled in by {', '.join(nets[:MOST_NAMED])}{more})"
 
     @property
     def routed_connections(self) -> int:
@@ -583,7 +601,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
                          engine.name, timings, notes, outcome.stopped_early, outcome.search_seconds,
                          needed + cut_apart, missing, outcome.context.rois / max(outcome.context.launches, 1),
                          nets_to_route, cut_short, list(ready.relief_fills), fills, relief_fills,
-                         {net: apart_pads(board, groups[net]) for net in missing})
+                         {net: apart_pads(board, groups[net]) for net in missing}, board.net_names)
     report({"stage": "done", "nets": result.routed_nets, "nets_total": nets_to_route,
             "connections": result.routed_connections, "connections_total": result.connections})
     return result

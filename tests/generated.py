@@ -102,6 +102,21 @@ def walled_pad(wall: str) -> TestBoard:
     return b
 
 
+def fenced_pads() -> TestBoard:
+    """TP1 and TP2 of net A, each fenced in by a square of net B's tracks on both layers (the board's own): no track
+    or via of A gets out."""
+    b = TestBoard("fenced", 2, 30, 20)
+    b.net("B")
+    for ref, x in (("TP1", 8), ("TP2", 22)):
+        b.footprint(ref, "TestPoint", x, 10, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, "A")], True)
+        corners = [(x - 2, 8), (x + 2, 8), (x + 2, 12), (x - 2, 12)]
+        for layer in ("F.Cu", "B.Cu"):
+            for k, ((xa, ya), (xb, yb)) in enumerate(zip(corners, corners[1:] + corners[:1])):
+                b.extra.append(f'\t(segment (start {xa:g} {ya:g}) (end {xb:g} {yb:g}) (width 0.25) (layer "{layer}") '
+                               f'(net {b.nets.index("B") + 1}) (uuid "{uid("fence", ref, layer, k)}"))')
+    return b
+
+
 def drawn_copper(in_footprint: bool = False) -> TestBoard:
     """Pad J2.1 of net A under a copper polygon of no net drawn on the board (an edge connector's ground: KiCad gives
     it A on load), or in J2's footprint (KiCad leaves it no net); TP1 of A to join, B's TP2 and TP3 either side."""

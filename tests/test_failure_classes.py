@@ -154,3 +154,20 @@ def test_a_pad_under_a_board_drawing_of_no_net_is_reached_through_it(tmp_path):
     if kicad_available() and JUDGE.is_dir():
         verdict = kicad_verdict(out)
         assert verdict["unconnected"] == 0 and verdict["violations"] == 0, verdict
+
+
+def test_a_pad_fenced_in_by_another_nets_tracks_is_reported_with_them(tmp_path):
+    src = g.write(g.fenced_pads(), tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(tmp_path / "out.kicad_pcb"),
+                           "--json", "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+    info = json.loads(proc.stdout)
+    assert info["connections_routed"] == 0, info
+    assert info["failed"]["A"].startswith("no path to pad TP") and info["failed"]["A"].endswith(" (walled in by B)")
+
+
+def test_a_pad_parted_by_a_keepout_is_not_said_to_be_walled_in_by_a_net(tmp_path):
+    # the far pads of the split keyboard reach across half the board: nothing closes them in nearby
+    src = g.write(g.split_halves(), tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(tmp_path / "out.kicad_pcb"),
+                           "--json", "--backend", "cpu"], capture_output=True, text=True, timeout=600)
+    assert "walled in" not in json.loads(proc.stdout)["failed"]["A"]

@@ -23,6 +23,7 @@ from .device_costs import prices_for
 from .nets import NetTask, mark_conflicts
 
 
+NO_PATH = "no path to pad "     # a failed search's reason, before the pads' names (pipeline's report adds its walls)
 NECK_BY = 20    # iterations after which the nets still in conflict are offered smaller sizes, if they were not yet
 
 
@@ -535,7 +536,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         if res.path is None:
             if full:
                 names = "/".join(p.name for p in g.task.pins[j].pads)
-                g.route.failed.append(f"no path to pad {names}")
+                g.route.failed.append(f"{NO_PATH}{names}")
                 # it still starts a tree of its own that the pins after it may join: the two halves of a split
                 # keyboard, joined by a cable, share their nets' names
                 g.joined.append(j)

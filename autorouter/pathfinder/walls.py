@@ -1,0 +1,73 @@
+"""Why a join found no path, for the report: the nets whose routes wall in the pad it had to reach.
+
+From the pad's portals, the lattice nodes its net's tracks could reach are followed (steps in a layer between open
+nodes, vias where one may stand), with the obstacles and every other net's cover as walls. Where that region closes
+within REACH_MM of the pad and holds no portal of the net's other pins, the pad is walled in, and the nets whose
+copper or cover bounds the region are what walls it in.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..lattice.obstacles import FREE
+
+REACH_MM = 6.0      # how far the region is followed: a pad walled in by its neighbours is walled in near them
+MOST_NAMED = 6      # nets named at most, in net order
+
+
+def walled_in_by(task, pin_index: int, routes: dict, lattice) -> list[int]:
+    """The nets that wall in task.pins[pin_index] (see the module), or [] where its region is not closed nearby."""
+    pin = task.pins[pin_index]
+    if not pin.portals.nodes.size:
+        return []
+    x0 = min(p.outline.bounds[0] for p in pin.pads) - REACH_MM
+    y0 = min(p.outline.bounds[1] for p in pin.pads) - REACH_MM
+    x1 = max(p.outline.bounds[2] for p in pin.pads) + REACH_MM
+    y1 = max(p.outline.bounds[3] for p in pin.pads) + REACH_MM
+    rows, cols = lattice.window(x0, y0, x1, y1)
+    L, H, W = len(lattice.layers), rows.stop - rows.start, cols.stop - cols.start
+    owner = task.profile.track_owner[:, rows, cols]
+    open_ = (owner == FREE) | (owner == task.net)
+    via_open = (task.profile.via_owner[rows, cols] == FREE) | (task.profile.via_owner[rows, cols] == task.net)
+    cover = np.full((L, H, W), -1, np.int64)
+    for net, route in routes.items():
+        if net == task.net:
+            continue
+        nodes = route.cover_track[lattice.inside(route.cover_track, rows, cols)]
+        l, r, c = lattice.unravel(nodes)
+        cover[l, r - rows.start, c - cols.start] = net
+        sites = route.cover_via[lattice.inside(route.cover_via, rows, cols)]
+        r, c = np.divmod(sites, lattice.cols)
+        via_open[r - rows.start, c - cols.start] = False
+    open_ &= cover < 0
+    region = np.zeros((L, H, W), bool)
+    l, r, c = lattice.unravel(pin.portals.nodes)
+    inside = (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
+    region[l[inside], r[inside] - rows.start, c[inside] - cols.start] = True
+    region &= open_
+    while True:
+        grown = region.copy()
+        grown[:, 1:, :] |= region[:, :-1, :]
+        grown[:, :-1, :] |= region[:, 1:, :]
+        grown[:, :, 1:] |= region[:, :, :-1]
+        grown[:, :, :-1] |= region[:, :, 1:]
+        grown |= (region.any(0) & via_open & open_.all(0))[None]
+        grown &= open_
+        if (grown == region).all():
+            break
+        region = grown
+    if region[:, [0, -1], :].any() or region[:, :, [0, -1]].any():
+        return []                   # it reaches the edge of the window: not closed nearby
+    others = np.concatenate([p.portals.nodes for i, p in enumerate(task.pins) if i != pin_index] or [np.zeros(0, int)])
+    l, r, c = lattice.unravel(others)
+    inside = (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
+    if region[l[inside], r[inside] - rows.start, c[inside] - cols.start].any():
+        return []                   # another pin lies inside it: not walled off from the net
+    rim = np.zeros_like(region)
+    rim[:, 1:, :] |= region[:, :-1, :]
+    rim[:, :-1, :] |= region[:, 1:, :]
+    rim[:, :, 1:] |= region[:, :, :-1]
+    rim[:, :, :-1] |= region[:, :, 1:]
+    rim &= ~region
+    nets = set(cover[rim].tolist()) | set(owner[rim].tolist())
+    return sorted(n for n in nets if n > 0 and n != task.net)
