@@ -62,6 +62,7 @@ class RouteResult:
     relief_fills: list | None = None                   # relief_fill with the new copper, where finishing made it
     apart: dict[int, list[str]] = field(default_factory=dict)   # net -> apart_pads at the end
     net_names: dict[int, str] = field(default_factory=dict)     # the board's, for the report
+    walls_found: dict = field(default_factory=dict, repr=False)  # (net, reason) -> walls(): the report asks twice
 
     def failed_nets(self) -> dict[str, str]:
         """Net name -> reason, for every net with a connection left unrouted: the newest reason routing gave that
@@ -88,16 +89,15 @@ class RouteResult:
         as " (walled in by A, B)"; "" for other reasons, or where the pad is not walled in nearby."""
         if not reason.startswith(NO_PATH):
             return ""
-        pads = reason[len(NO_PATH):]
-        found = [(t, i) for t in self.tasks if t.net == net
-                 for i, pin in enumerate(t.pins) if "/".join(p.name for p in pin.pads) == pads]
-        if not found:
-            return ""
-        nets = [self.net_names.get(n, str(n)) for n in walled_in_by(*found[-1], self.routes, self.lattice)]
-        if not nets:
-            return ""
-        more = " ..." if len(nets) > MOST_NAMED else ""
-        return f" (walled in by {', '.join(nets[:MOST_NAMED])}{more})"
+        if (net, reason) not in self.walls_found:
+            pads = reason[len(NO_PATH):]
+            found = [(t, i) for t in self.tasks if t.net == net
+                     for i, pin in enumerate(t.pins) if "/".join(p.name for p in pin.pads) == pads]
+            nets = [self.net_names.get(n, str(n))
+                    for n in (walled_in_by(*found[-1], self.routes, self.lattice) if found else [])]
+            more = " ..." if len(nets) > MOST_NAMED else ""
+            self.walls_found[net, reason] = f" (walled in by {', '.join(nets[:MOST_NAMED])}{more})" if nets else ""
+        return self.walls_found[net, reason]
 
     @property
     def routed_connections(self) -> int:

@@ -46,28 +46,29 @@ def walled_in_by(task, pin_index: int, routes: dict, lattice) -> list[int]:
     region[l[inside], r[inside] - rows.start, c[inside] - cols.start] = True
     region &= open_
     while True:
-        grown = region.copy()
-        grown[:, 1:, :] |= region[:, :-1, :]
-        grown[:, :-1, :] |= region[:, 1:, :]
-        grown[:, :, 1:] |= region[:, :, :-1]
-        grown[:, :, :-1] |= region[:, :, 1:]
+        if region[:, [0, -1], :].any() or region[:, :, [0, -1]].any():
+            return []               # it reaches the edge of the window: not closed nearby
+        grown = region | neighbours(region)
         grown |= (region.any(0) & via_open & open_.all(0))[None]
         grown &= open_
         if (grown == region).all():
             break
         region = grown
-    if region[:, [0, -1], :].any() or region[:, :, [0, -1]].any():
-        return []                   # it reaches the edge of the window: not closed nearby
     others = np.concatenate([p.portals.nodes for i, p in enumerate(task.pins) if i != pin_index] or [np.zeros(0, int)])
     l, r, c = lattice.unravel(others)
     inside = (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
     if region[l[inside], r[inside] - rows.start, c[inside] - cols.start].any():
         return []                   # another pin lies inside it: not walled off from the net
-    rim = np.zeros_like(region)
-    rim[:, 1:, :] |= region[:, :-1, :]
-    rim[:, :-1, :] |= region[:, 1:, :]
-    rim[:, :, 1:] |= region[:, :, :-1]
-    rim[:, :, :-1] |= region[:, :, 1:]
-    rim &= ~region
+    rim = neighbours(region) & ~region
     nets = set(cover[rim].tolist()) | set(owner[rim].tolist())
     return sorted(n for n in nets if n > 0 and n != task.net)
+
+
+def neighbours(region: np.ndarray) -> np.ndarray:
+    """The nodes one step in a layer from the region's (layers, rows, cols)."""
+    out = np.zeros_like(region)
+    out[:, 1:, :] |= region[:, :-1, :]
+    out[:, :-1, :] |= region[:, 1:, :]
+    out[:, :, 1:] |= region[:, :, :-1]
+    out[:, :, :-1] |= region[:, :, 1:]
+    return out
