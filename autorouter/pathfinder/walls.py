@@ -26,24 +26,23 @@ def walled_in_by(task, pin_index: int, routes: dict, lattice) -> list[int]:
     y1 = max(p.outline.bounds[3] for p in pin.pads) + REACH_MM
     rows, cols = lattice.window(x0, y0, x1, y1)
     L, H, W = len(lattice.layers), rows.stop - rows.start, cols.stop - cols.start
+
+    def local(nodes: np.ndarray):
+        """The nodes (flat, or flat row/col of the plane) that lie in the window, as indices into it."""
+        l, r, c = lattice.unravel(nodes[lattice.inside(nodes, rows, cols)])
+        return l, r - rows.start, c - cols.start
+
     owner = task.profile.track_owner[:, rows, cols]
     open_ = (owner == FREE) | (owner == task.net)
     via_open = (task.profile.via_owner[rows, cols] == FREE) | (task.profile.via_owner[rows, cols] == task.net)
     cover = np.full((L, H, W), -1, np.int64)
     for net, route in routes.items():
-        if net == task.net:
-            continue
-        nodes = route.cover_track[lattice.inside(route.cover_track, rows, cols)]
-        l, r, c = lattice.unravel(nodes)
-        cover[l, r - rows.start, c - cols.start] = net
-        sites = route.cover_via[lattice.inside(route.cover_via, rows, cols)]
-        r, c = np.divmod(sites, lattice.cols)
-        via_open[r - rows.start, c - cols.start] = False
+        if net != task.net:
+            cover[local(route.cover_track)] = net
+            via_open[local(route.cover_via)[1:]] = False
     open_ &= cover < 0
     region = np.zeros((L, H, W), bool)
-    l, r, c = lattice.unravel(pin.portals.nodes)
-    inside = (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
-    region[l[inside], r[inside] - rows.start, c[inside] - cols.start] = True
+    region[local(pin.portals.nodes)] = True
     region &= open_
     while True:
         if region[:, [0, -1], :].any() or region[:, :, [0, -1]].any():
@@ -54,10 +53,8 @@ def walled_in_by(task, pin_index: int, routes: dict, lattice) -> list[int]:
         if (grown == region).all():
             break
         region = grown
-    others = np.concatenate([p.portals.nodes for i, p in enumerate(task.pins) if i != pin_index] or [np.zeros(0, int)])
-    l, r, c = lattice.unravel(others)
-    inside = (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
-    if region[l[inside], r[inside] - rows.start, c[inside] - cols.start].any():
+    others = [p.portals.nodes for i, p in enumerate(task.pins) if i != pin_index]
+    if others and region[local(np.concatenate(others))].any():
         return []                   # another pin lies inside it: not walled off from the net
     rim = neighbours(region) & ~region
     nets = set(cover[rim].tolist()) | set(owner[rim].tolist())
