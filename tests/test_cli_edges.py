@@ -265,9 +265,8 @@ def test_a_failed_nets_reason_names_a_pad_still_apart():
     from autorouter.pipeline import RouteResult
     routes = {1: NetRoute(failed=["no path to pad J3.A1/J3.B12", "no path to pad R27.1"]), 2: NetRoute(failed=[
         "no path to pad U1.12"])}
-    result = RouteResult(None, [SimpleNamespace(net=1, name="GND", pins=[]), SimpleNamespace(net=2, name="SDA", pins=[])],
-                         routes,
-                         [], [], 1, False, "cpu", missing={1: 1, 2: 1},
+    tasks = [SimpleNamespace(net=1, name="GND", pins=[]), SimpleNamespace(net=2, name="SDA", pins=[])]
+    result = RouteResult(None, tasks, routes, [], [], 1, False, "cpu", missing={1: 1, 2: 1},
                          apart={1: ["R27.1", "R35.1"], 2: ["U1.1", "U1.2"]})
     assert result.failed_nets() == {"GND": "no path to pad R27.1",
                                     "SDA": "pads U1.1, U1.2 left apart from the rest of the net"}

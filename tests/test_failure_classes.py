@@ -36,12 +36,17 @@ BOARDS = {
 }
 
 
+def run_route(src, out, *options) -> subprocess.CompletedProcess:
+    """`autorouter route SRC -o OUT --json` on the CPU engine."""
+    return subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
+                           "--backend", "cpu", *options], capture_output=True, text=True, timeout=600)
+
+
 def route(name, tmp_path, *options):
     builder, project = BOARDS[name]
     src = g.write(builder(), tmp_path, **project)
     out = tmp_path / "routed.kicad_pcb"
-    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
-                           "--backend", "cpu", *options], capture_output=True, text=True, timeout=600)
+    proc = run_route(src, out, *options)
     assert proc.returncode == 0, proc.stderr[-2000:]
     info = json.loads(proc.stdout)
     assert info["connections_routed"] == info["connections"] > 0 and info["drc_violations"] == 0, info
@@ -103,9 +108,7 @@ def test_a_way_narrower_than_the_lattice_pitch_is_found_in_exact_geometry(tmp_pa
     # (a 1 mm pitch, lines at y 10 and 11) has no line: the detail join finds it on its fine grid
     src = g.write(g.slot(gap=0.7, at=10.5, outside=14), tmp_path)
     out = tmp_path / "routed.kicad_pcb"
-    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
-                           "--backend", "cpu", "--pitch", "1.0"], capture_output=True, text=True, timeout=600)
-    info = json.loads(proc.stdout)
+    info = json.loads(run_route(src, out, "--pitch", "1.0").stdout)
     assert (info["connections"], info["connections_routed"], info["drc_violations"]) == (1, 1, 0), info
     tracks = load_board(out).tracks
     slot = box(9, 10.5 - 0.35, 10, 10.5 + 0.35)
@@ -121,9 +124,7 @@ def test_pins_that_cannot_reach_the_tree_still_join_each_other(tmp_path):
     # the pads of net A on the far side of the keep-out find no path to the tree: they are joined to each other
     src = g.write(g.split_halves(), tmp_path)
     out = tmp_path / "routed.kicad_pcb"
-    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
-                           "--backend", "cpu"], capture_output=True, text=True, timeout=600)
-    info = json.loads(proc.stdout)
+    info = json.loads(run_route(src, out).stdout)
     assert (info["connections"], info["connections_routed"], info["drc_violations"]) == (3, 2, 0), info
     assert list(info["failed"]) == ["A"] and "no path to pad" in info["failed"]["A"]
     if kicad_available() and JUDGE.is_dir():
@@ -134,9 +135,7 @@ def test_pins_that_cannot_reach_the_tree_still_join_each_other(tmp_path):
 @pytest.mark.parametrize("wall, named", [("pads", "the copper of B"), ("keepout", "a keep-out")])
 def test_a_pad_with_no_way_in_is_reported_with_what_walls_it_in(wall, named, tmp_path):
     src = g.write(g.walled_pad(wall), tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(tmp_path / "out.kicad_pcb"),
-                           "--json", "--backend", "cpu"], capture_output=True, text=True, timeout=600)
-    info = json.loads(proc.stdout)
+    info = json.loads(run_route(src, tmp_path / "out.kicad_pcb").stdout)
     assert (info["connections"], info["connections_routed"]) == (2, 1), info
     reason = info["failed"]["A"]
     assert reason.startswith("pad TP1.1 has no legal way in (blocked pad: ") and named in reason, reason
@@ -147,9 +146,7 @@ def test_a_pad_under_a_board_drawing_of_no_net_is_reached_through_it(tmp_path):
     # a wall; the pad is joined and B's tracks keep their clearance from it
     src = g.write(g.drawn_copper(), tmp_path)
     out = tmp_path / "routed.kicad_pcb"
-    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(out), "--json",
-                           "--backend", "cpu"], capture_output=True, text=True, timeout=600)
-    info = json.loads(proc.stdout)
+    info = json.loads(run_route(src, out).stdout)
     assert info["connections_routed"] == info["connections"] == 2 and info["drc_violations"] == 0, info
     if kicad_available() and JUDGE.is_dir():
         verdict = kicad_verdict(out)
@@ -158,9 +155,7 @@ def test_a_pad_under_a_board_drawing_of_no_net_is_reached_through_it(tmp_path):
 
 def test_a_pad_fenced_in_by_another_nets_tracks_is_reported_with_them(tmp_path):
     src = g.write(g.fenced_pads(), tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(tmp_path / "out.kicad_pcb"),
-                           "--json", "--backend", "cpu"], capture_output=True, text=True, timeout=600)
-    info = json.loads(proc.stdout)
+    info = json.loads(run_route(src, tmp_path / "out.kicad_pcb").stdout)
     assert info["connections_routed"] == 0, info
     assert info["failed"]["A"].startswith("no path to pad TP") and info["failed"]["A"].endswith(" (walled in by B)")
 
@@ -168,6 +163,4 @@ def test_a_pad_fenced_in_by_another_nets_tracks_is_reported_with_them(tmp_path):
 def test_a_pad_parted_by_a_keepout_is_not_said_to_be_walled_in_by_a_net(tmp_path):
     # the far pads of the split keyboard reach across half the board: nothing closes them in nearby
     src = g.write(g.split_halves(), tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "autorouter", "route", str(src), "-o", str(tmp_path / "out.kicad_pcb"),
-                           "--json", "--backend", "cpu"], capture_output=True, text=True, timeout=600)
-    assert "walled in" not in json.loads(proc.stdout)["failed"]["A"]
+    assert "walled in" not in json.loads(run_route(src, tmp_path / "out.kicad_pcb").stdout)["failed"]["A"]

@@ -8,6 +8,7 @@ copper or cover bounds the region are what walls it in.
 from __future__ import annotations
 
 import numpy as np
+import shapely
 
 from ..lattice.obstacles import FREE
 
@@ -20,11 +21,8 @@ def walled_in_by(task, pin_index: int, routes: dict, lattice) -> list[int]:
     pin = task.pins[pin_index]
     if not pin.portals.nodes.size:
         return []
-    x0 = min(p.outline.bounds[0] for p in pin.pads) - REACH_MM
-    y0 = min(p.outline.bounds[1] for p in pin.pads) - REACH_MM
-    x1 = max(p.outline.bounds[2] for p in pin.pads) + REACH_MM
-    y1 = max(p.outline.bounds[3] for p in pin.pads) + REACH_MM
-    rows, cols = lattice.window(x0, y0, x1, y1)
+    bounds = shapely.total_bounds([p.outline for p in pin.pads]) + np.array([-1, -1, 1, 1]) * REACH_MM
+    rows, cols = lattice.window(*bounds.tolist())
     L, H, W = len(lattice.layers), rows.stop - rows.start, cols.stop - cols.start
 
     def local(nodes: np.ndarray):
@@ -34,7 +32,8 @@ def walled_in_by(task, pin_index: int, routes: dict, lattice) -> list[int]:
 
     owner = task.profile.track_owner[:, rows, cols]
     open_ = (owner == FREE) | (owner == task.net)
-    via_open = (task.profile.via_owner[rows, cols] == FREE) | (task.profile.via_owner[rows, cols] == task.net)
+    via_owner = task.profile.via_owner[rows, cols]
+    via_open = (via_owner == FREE) | (via_owner == task.net)
     cover = np.full((L, H, W), -1, np.int64)
     for net, route in routes.items():
         if net != task.net:
