@@ -71,7 +71,7 @@ class RouterConfig:
     hist_fac_again: float = 1.0
     # Where joins are still missing once finished and the time limit allows, routing starts over up to this many
     # times, each with other costs (pipeline.RETRIES), and the attempt that joins the most is kept (0: never).
-    retries: int = 6
+    retries: int = 7
     # Stop routing after this many seconds and write the best result (0: no limit).
     time_limit: float = 0.0
     # Search engine: auto (GPU when CuPy and a device are present), cpu or gpu.

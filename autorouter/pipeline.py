@@ -158,12 +158,15 @@ FINISH_ROUNDS = 8
 FINISH_STALL = 2
 
 # Where joins are still missing once finished, routing starts over with the next of these changes to the settings
-# (factors on config fields; best_attempt). Which costs settle a congested board differs from board to board, and
-# none settles every board (benchmarks/CORPUS.md, 2026-11-26 evening: on seven boards left one to six joins short,
-# cheaper vias with more history joined libresolar and framework_mcu, a slower present-cost growth gave icepi's and
-# dxwifi's best, cheaper vias still esp32c5's; a lattice of three quarters the pitch joined usb_tester, whose USB-C
-# escapes then fit between its lines): first the change that joined the most, last the one that costs the most.
-RETRIES = ({"via_cost": 0.5, "hist_fac": 2.5}, {"pres_fac_mult": 1.25}, {"via_cost": 0.25},
+# (a number: a factor on the config field; a string: its value; best_attempt). Which costs settle a congested board
+# differs from board to board, and none settles every board (benchmarks/CORPUS.md, 2026-11-26 evening: on seven boards
+# left one to six joins short, cheaper vias with more history joined libresolar and framework_mcu, a slower
+# present-cost growth gave icepi's and dxwifi's best, cheaper vias still esp32c5's; a lattice of three quarters the
+# pitch joined usb_tester, whose USB-C escapes then fit between its lines). First the change that joined the most;
+# then the nets' own class sizes on the lattice they ask for (kit-dev's negotiation, which compact sizes leave one
+# join short, settles in a minute so; first, it cost framework_mcu the retry that joins it within --time-limit 300:
+# 2026-11-27 dusk); last the change that costs the most.
+RETRIES = ({"via_cost": 0.5, "hist_fac": 2.5}, {"sizes": "class"}, {"pres_fac_mult": 1.25}, {"via_cost": 0.25},
            {"wrong_way_cost": 2 / 3}, {"via_cost": 0.5}, {"pitch": 0.75})
 
 
@@ -473,11 +476,14 @@ def short_of(outcome) -> int:
 
 def attempts(config: RouterConfig, pitch: float):
     """The settings of each attempt at routing the board: the user's, then each of RETRIES applied to them (a
-    "pitch" factor to the pitch of the first attempt's lattice)."""
+    "pitch" factor to the pitch of the first attempt's lattice), but those that change nothing."""
     yield config
     for change in RETRIES[:config.retries]:
-        yield replace(config, **{key: round((pitch if key == "pitch" else getattr(config, key)) * factor, 6)
-                                 for key, factor in change.items()})
+        variant = replace(config, **{key: value if isinstance(value, str) else
+                                     round((pitch if key == "pitch" else getattr(config, key)) * value, 6)
+                                     for key, value in change.items()})
+        if variant != config:           # sizes the user asked for already
+            yield variant
 
 
 class Attempt(NamedTuple):
@@ -503,7 +509,7 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
                                                 t_start + longest > started + ROOM_SHARE * config.time_limit):
                 break
             report({"stage": "retry", "attempt": len(done) + 1, "missing": missing})
-            if variant.pitch != config.pitch:           # another lattice: set up again on it
+            if (variant.pitch, variant.sizes) != (config.pitch, config.sizes):     # another lattice: set up again
                 ready = set_up(board, rules, variant, nets, engine.xp, report, like=ready)
             else:
                 ready = replace(ready, tasks=build_tasks(board, rules, ready.profiles, ready.lattice, variant, nets,
@@ -514,7 +520,7 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
         finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
                           starved_before, ready.relief_fills, report)
         done.append(Attempt(outcome, finished, should_stop(), ready.lattice))
-        changes.append(", ".join(f"{f.name} {getattr(variant, f.name):g}" for f in fields(variant)
+        changes.append(", ".join(f"{f.name} {getattr(variant, f.name)}" for f in fields(variant)
                                  if getattr(variant, f.name) != getattr(config, f.name)))
         timings["search and negotiation"] = timings.get("search and negotiation", 0.0) + t0 - t_start
         timings["finishing"] = timings.get("finishing", 0.0) + time.monotonic() - t0

@@ -207,17 +207,23 @@ def test_a_board_left_short_is_negotiated_again_with_another_history_schedule(tm
     assert events[-1]["connections_routed"] == events[-1]["connections"]
 
 
-def test_each_retry_changes_the_settings_by_its_factors():
+def test_each_retry_changes_the_settings_by_its_factors_or_values():
     from autorouter.config import RouterConfig
     from autorouter.pipeline import RETRIES, attempts
     config = RouterConfig(via_cost=10.0, pitch=0.0)
     tried = list(attempts(config, pitch=0.2))
     assert tried[0] is config and len(tried) == 1 + min(config.retries, len(RETRIES))
     for change, variant in zip(RETRIES, tried[1:]):
-        for key, factor in change.items():
-            base = 0.2 if key == "pitch" else getattr(config, key)
-            assert getattr(variant, key) == pytest.approx(base * factor, abs=1e-6)
+        for key, value in change.items():
+            if isinstance(value, str):
+                assert getattr(variant, key) == value
+            else:
+                base = 0.2 if key == "pitch" else getattr(config, key)
+                assert getattr(variant, key) == pytest.approx(base * value, abs=1e-6)
     assert list(attempts(config.replace(retries=0), pitch=0.2)) == [config.replace(retries=0)]
+    # a retry that changes nothing the user did not ask for already is not made
+    assert all(v.sizes == "class" for v in attempts(config.replace(sizes="class"), pitch=0.2))
+    assert len(list(attempts(config.replace(sizes="class"), pitch=0.2))) == len(tried) - 1
 
 
 def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_kept(monkeypatch):
@@ -248,8 +254,8 @@ def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_
         return len(tried), pipeline.missing_joins(best.finished.groups, {1}), best.note
     assert run([0]) == (1, 0, "")                                       # nothing missing: one attempt
     assert run([3, 1, 2, 0])[:2] == (4, 0)                              # until nothing is missing
-    count, left, note = run([3, 1, 2, 2, 2, 2, 2])                      # every retry, the best kept
-    assert (count, left) == (7, 1) and "7 attempts made, attempt 2 (via_cost 4, hist_fac 1) kept" in note
+    count, left, note = run([3, 1, 2, 2, 2, 2, 2, 2])                   # every retry, the best kept
+    assert (count, left) == (8, 1) and "8 attempts made, attempt 2 (via_cost 4.0, hist_fac 1.0) kept" in note
     assert tried[-1].pitch == 0.15                                       # the last on a finer lattice
     assert run([3, 1], RouterConfig(time_limit=10), time.monotonic() - 10)[0] == 1     # no time for another
     assert run([3, 1], RouterConfig(retries=0))[0] == 1
