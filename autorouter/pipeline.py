@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .board.model import Board, Track, Via
+from .board.model import Board, Track, Via, net_label
 from .board.rules import DesignRules
 from .config import RouterConfig
 from .detail import detail_join
@@ -93,7 +93,7 @@ class RouteResult:
             pads = reason[len(NO_PATH):]
             found = [(t, i) for t in self.tasks if t.net == net
                      for i, pin in enumerate(t.pins) if "/".join(p.name for p in pin.pads) == pads]
-            nets = [self.net_names.get(n, str(n))
+            nets = [net_label(self.net_names.get(n, str(n)))
                     for n in (walled_in_by(*found[-1], self.routes, self.lattice) if found else [])]
             more = " ..." if len(nets) > MOST_NAMED else ""
             self.walls_found[net, reason] = f" (walled in by {', '.join(nets[:MOST_NAMED])}{more})" if nets else ""

@@ -225,3 +225,15 @@ def test_a_drawing_of_no_net_takes_the_net_of_the_pad_it_covers_as_kicad_gives_i
     import generated as g
     board = load_board(g.write(g.drawn_copper(in_footprint), tmp_path))
     assert [board.net_name(d.net) for d in board.graphics] == [net]
+
+
+@pytest.mark.parametrize("name, label", [
+    ("unconnected-(FID4-FID*-PadFid1)", "the unconnected pad FID4.Fid1"),
+    ("unconnected-(J1-Pad3)", "the unconnected pad J1.3"),
+    ("unconnected-(U1-GPIO5-Pad12)", "the unconnected pad U1.12"),
+    ("GND", "GND"),
+    ("Net-(C1-Pad1)", "Net-(C1-Pad1)"),
+])
+def test_a_pads_own_net_of_no_connection_is_reported_as_the_pad(name, label):
+    from autorouter.board.model import net_label
+    assert net_label(name) == label

@@ -5,10 +5,22 @@ coordinates, built once by the reader.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from shapely.geometry.base import BaseGeometry
+
+
+# KiCad (7 and later) gives each pad the schematic leaves unconnected a net of its own, "unconnected-(REF-PIN-PadN)"
+# ("unconnected-(REF-PadN)" for a pin with no name).
+UNCONNECTED_PAD = re.compile(r"unconnected-\(([^-()]+)-(?:.*-)?Pad([^()]+)\)")
+
+
+def net_label(name: str) -> str:
+    """A net's name as a report names it: a pad's own net of no connection is that pad."""
+    pad = UNCONNECTED_PAD.fullmatch(name)
+    return f"the unconnected pad {pad[1]}.{pad[2]}" if pad else name
 
 
 def built_once(item, build) -> BaseGeometry:

@@ -8,7 +8,7 @@ import numpy as np
 import shapely
 
 from ..board.connectivity import pad_groups
-from ..board.model import Board, Pad
+from ..board.model import Board, Pad, net_label
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
 from ..lattice.obstacles import FREE, HARD, Obstacles, Profile
@@ -169,7 +169,7 @@ def blocked_by(pin: Pin, task: NetTask, lattice: Lattice, radius: int, names: di
             near = tree.query(pad.outline, predicate="dwithin", distance=float(distances.max()) + reach)
             near = near[shapely.distance(tree.geometries[near], pad.outline) <= distances[near] + reach]
             owners |= set(who[near].tolist())
-    others = sorted(names.get(n, str(n)) for n in owners if n >= 0 and n != task.net)
+    others = sorted(net_label(names.get(n, str(n))) for n in owners if n >= 0 and n != task.net)
     parts = ["the copper of " + ", ".join(others)] if others else []
     if HARD in owners:
         parts.append("a keep-out, a hole, the board edge or a pad of no net")
