@@ -476,14 +476,15 @@ def short_of(outcome) -> int:
 
 def attempts(config: RouterConfig, pitch: float):
     """The settings of each attempt at routing the board: the user's, then each of RETRIES applied to them (a
-    "pitch" factor to the pitch of the first attempt's lattice), but those that change nothing."""
+    "pitch" factor to the pitch of the first attempt's lattice). Sizes the user chose are kept: the retry at the
+    classes' own sizes only replaces the default, compact."""
     yield config
     for change in RETRIES[:config.retries]:
-        variant = replace(config, **{key: value if isinstance(value, str) else
-                                     round((pitch if key == "pitch" else getattr(config, key)) * value, 6)
-                                     for key, value in change.items()})
-        if variant != config:           # sizes the user asked for already
-            yield variant
+        if "sizes" in change and config.sizes != "compact":
+            continue
+        yield replace(config, **{key: value if isinstance(value, str) else
+                                 round((pitch if key == "pitch" else getattr(config, key)) * value, 6)
+                                 for key, value in change.items()})
 
 
 class Attempt(NamedTuple):

@@ -221,9 +221,9 @@ def test_each_retry_changes_the_settings_by_its_factors_or_values():
                 base = 0.2 if key == "pitch" else getattr(config, key)
                 assert getattr(variant, key) == pytest.approx(base * value, abs=1e-6)
     assert list(attempts(config.replace(retries=0), pitch=0.2)) == [config.replace(retries=0)]
-    # a retry that changes nothing the user did not ask for already is not made
-    assert all(v.sizes == "class" for v in attempts(config.replace(sizes="class"), pitch=0.2))
-    assert len(list(attempts(config.replace(sizes="class"), pitch=0.2))) == len(tried) - 1
+    # sizes the user chose are kept: no retry at the classes' own sizes
+    for sizes in ("class", "smallest"):
+        assert [v.sizes for v in attempts(config.replace(sizes=sizes), pitch=0.2)] == [sizes] * (len(tried) - 1)
 
 
 def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_kept(monkeypatch):
