@@ -33,7 +33,7 @@ from .search.constants import STEP
 from .writeback.tracks import routes_to_items
 from .zones import predict as predict_fill
 from .zones.fill import Copper
-from .zones import feed_starved, relief_fill, relief_room, reliefs, spoke_guards, starved_keys, stitch_islands
+from .zones import feed_starved, relief_fill, relief_room, reliefs, starting_fills, starved_keys, stitch_islands
 
 
 @dataclass
@@ -564,9 +564,7 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
     lattice = board_lattice(board, rules, config)
     report({"stage": "lattice", "shape": lattice.shape, "pitch": lattice.pitch})
     if like is None:
-        pieces = predict_fill(board, rules)
-        relief_fills = relief_fill(board, rules) if board.zones else []
-        guards = spoke_guards(board, rules, relief_fills)
+        pieces, relief_fills, guards = starting_fills(board, rules)
     else:
         pieces, relief_fills, guards = like.pieces, like.relief_fills, like.guards
     profiles = build_obstacles(board, rules, lattice, config.clearance_margin, guards)

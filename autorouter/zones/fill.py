@@ -13,6 +13,7 @@ connection it counts is one KiCad makes; a connection it misses is routed with a
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -378,16 +379,36 @@ def piece_at(parts: list, tree: STRtree, end: Point, margin: float) -> int | Non
     return best
 
 
-def spoke_guards(board: Board, rules, pieces: list[Piece]) -> list[tuple[BaseGeometry, str, int]]:
+def starting_fills(board: Board, rules) -> tuple[list[Piece], list[Piece], list[tuple[BaseGeometry, str, int]]]:
+    """What routing starts from: the fills that join pads (predict), those the thermal reliefs are judged on
+    (relief_fill) and the spoke guards of the latter (spoke_guards). The three predictions are independent passes
+    over every zone, each at its own margin (vme-wren: 15 s apiece, most of it in its planes' overlays), and shapely
+    runs its geometry outside Python's lock: they run at once, in threads, to the same results."""
+    if not board.zones:
+        return [], [], []
+    with ThreadPoolExecutor(3) as pool:
+        joins = pool.submit(predict, board, rules)
+        relief = pool.submit(relief_fill, board, rules)
+        wider = pool.submit(predict, board, rules, margin=GUARD_MARGIN, wired=True) if rules.min_spokes > 1 else None
+        relief_fills = relief.result()
+        guards = spoke_guards(board, rules, relief_fills, wider.result() if wider else None)
+        return joins.result(), relief_fills, guards
+
+
+def spoke_guards(board: Board, rules, pieces: list[Piece],
+                 wider: list[Piece] | None = None) -> list[tuple[BaseGeometry, str, int]]:
     """(area, layer, net): where other nets' copper must not come, so that the spokes that connect a pad to a fill
     today still connect it once routed: up to SPOKES_KEPT spokes a pad and layer in each piece of pieces (the
     relief fill), those farthest from other nets' pads (the others are left to routing). A relief whose spokes there
     fall short of the board's fewest (rules.min_spokes), but not on a fill a little larger than KiCad's
     (GUARD_MARGIN), keeps those instead: KiCad may find it whole. The area holds the spoke past the pad and the fill
-    it lands in (half the zone's minimum thickness around its end), grown by the zone's clearance."""
+    it lands in (half the zone's minimum thickness around its end), grown by the zone's clearance. wider: that
+    fill at GUARD_MARGIN, where it was predicted already."""
     chosen = spokes_by_pad(pieces)
     if board.zones and rules.min_spokes > 1:
-        for key, groups in spokes_by_pad(predict(board, rules, margin=GUARD_MARGIN, wired=True)).items():
+        if wider is None:
+            wider = predict(board, rules, margin=GUARD_MARGIN, wired=True)
+        for key, groups in spokes_by_pad(wider).items():
             if 0 < sum(len(g) for _, g in chosen.get(key, [])) < rules.min_spokes <= sum(len(g) for _, g in groups):
                 chosen[key] = groups
     pads = [p for p in board.pads if p.layers]
