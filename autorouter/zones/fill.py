@@ -13,8 +13,9 @@ connection it counts is one KiCad makes; a connection it misses is routed with a
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import shapely
@@ -383,16 +384,33 @@ def starting_fills(board: Board, rules) -> tuple[list[Piece], list[Piece], list[
     """What routing starts from: the fills that join pads (predict), those the thermal reliefs are judged on
     (relief_fill) and the spoke guards of the latter (spoke_guards). The three predictions are independent passes
     over every zone, each at its own margin (vme-wren: 15 s apiece, most of it in its planes' overlays), and shapely
-    runs its geometry outside Python's lock: they run at once, in threads, to the same results."""
+    runs its geometry outside Python's lock: they run at once, to the same results."""
     if not board.zones:
         return [], [], []
-    with ThreadPoolExecutor(3) as pool:
-        joins = pool.submit(predict, board, rules)
-        relief = pool.submit(relief_fill, board, rules)
-        wider = pool.submit(predict, board, rules, margin=GUARD_MARGIN, wired=True) if rules.min_spokes > 1 else None
-        relief_fills = relief.result()
-        guards = spoke_guards(board, rules, relief_fills, wider.result() if wider else None)
-        return joins.result(), relief_fills, guards
+    wider = partial(predict, board, rules, margin=GUARD_MARGIN, wired=True) if rules.min_spokes > 1 else list
+    joins, relief_fills, wider_fills = at_once(partial(predict, board, rules), partial(relief_fill, board, rules), wider)
+    return joins, relief_fills, spoke_guards(board, rules, relief_fills, wider_fills if rules.min_spokes > 1 else None)
+
+
+def at_once(*calls) -> list:
+    """The calls' results, the calls run at once in threads. Daemon threads: a Ctrl-C while they run stops the
+    router at once, where a thread pool would hold its exit until every call is done (24 s on vme-wren)."""
+    results: list = [None] * len(calls)
+
+    def run(k: int) -> None:
+        try:
+            results[k] = (True, calls[k]())
+        except BaseException as e:          # handed to the caller, as if it had made the call
+            results[k] = (False, e)
+    threads = [threading.Thread(target=run, args=(k,), daemon=True) for k in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for ok, value in results:
+        if not ok:
+            raise value
+    return [value for _, value in results]
 
 
 def spoke_guards(board: Board, rules, pieces: list[Piece],
