@@ -33,7 +33,8 @@ from .search.constants import STEP
 from .writeback.tracks import routes_to_items
 from .zones import predict as predict_fill
 from .zones.fill import Copper
-from .zones import feed_starved, relief_fill, relief_room, reliefs, starting_fills, starved_keys, stitch_islands
+from .zones import (at_once, feed_starved, relief_fill, relief_room, reliefs, starting_fills, starved_keys,
+                    stitch_islands)
 
 
 @dataclass
@@ -386,9 +387,10 @@ def with_copper(board, rules, joined: Joined, tracks, vias) -> Joined:
     """joined with these tracks and vias, its fills and pad groups predicted again: the fills that the items added
     or taken away reach, the others as they were."""
     changed = changed_items(joined.tracks, joined.vias, tracks, vias)
-    pieces = predict_fill(board, rules, tracks, vias, since=(joined.fills, changed))
+    pieces, relief = at_once(partial(predict_fill, board, rules, tracks, vias, since=(joined.fills, changed)),
+                             partial(relief_fill, board, rules, tracks, vias, since=(joined.relief_fills, changed)))
     return joined._replace(tracks=tracks, vias=vias, fills=list(pieces), groups=pad_groups(board, tracks, vias, pieces),
-                           relief_fills=relief_fill(board, rules, tracks, vias, since=(joined.relief_fills, changed)))
+                           relief_fills=relief)
 
 
 def changed_items(tracks, vias, new_tracks, new_vias) -> list:
