@@ -366,7 +366,7 @@ def stale_fills(board: Board, copper: Copper, changed: list) -> set[tuple[int, s
     return stale
 
 
-def piece_at(parts: list, tree: STRtree, end: Point, margin: float) -> int | None:
+def piece_at(parts: np.ndarray, tree: STRtree, end: Point, margin: float) -> int | None:
     """The piece a spoke's end lies in, as KiCad fills it. Every edge of the predicted fill lies about 2 margin
     inside KiCad's (margin more knocked out, margin more eroded), and a spoke's end only half the zone's minimum
     thickness past the gap: an end up to margin outside the predicted piece lies margin inside KiCad's (or may,
