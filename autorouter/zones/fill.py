@@ -387,10 +387,11 @@ def starting_fills(board: Board, rules) -> tuple[list[Piece], list[Piece], list[
     runs its geometry outside Python's lock: they run at once, to the same results."""
     if not board.zones:
         return [], [], []
-    guarded = rules.min_spokes > 1            # spoke_guards then asks for the fill at GUARD_MARGIN too
-    wider = partial(predict, board, rules, margin=GUARD_MARGIN, wired=True) if guarded else list
-    joins, relief_fills, wider = at_once(partial(predict, board, rules), partial(relief_fill, board, rules), wider)
-    return joins, relief_fills, spoke_guards(board, rules, relief_fills, wider if guarded else None)
+    calls = [partial(predict, board, rules), partial(relief_fill, board, rules)]
+    if rules.min_spokes > 1:                  # spoke_guards then asks for the fill at GUARD_MARGIN too
+        calls.append(partial(predict, board, rules, margin=GUARD_MARGIN, wired=True))
+    joins, relief_fills, *wider = at_once(*calls)
+    return joins, relief_fills, spoke_guards(board, rules, relief_fills, *wider)
 
 
 def at_once(*calls) -> list:
