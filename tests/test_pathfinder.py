@@ -487,3 +487,55 @@ def test_smaller_sizes_are_said_once_where_asked_and_per_net_where_necked(tmp_pa
         assert changed == {s.tasks[0].net}
         assert tasks[0].notes[0] == (f"net {tasks[0].name}: some of it routed 0.1 mm wide (class Default: 0.8 mm), "
                                      "where the class width found no room")
+
+
+def scan_drop(tasks, routes, occ, radii) -> list[int]:
+    """drop_conflicts as it was written first: every connection counted again after each drop."""
+    dropped = []
+    while True:
+        worst, where = 0, None
+        for t in tasks:
+            for i, conn in enumerate(routes[t.net].connections):
+                n = occ.connection_conflicts(conn)
+                if n > worst:
+                    worst, where = n, (t, i)
+        if where is None:
+            return dropped
+        t, i = where
+        occ.add(routes[t.net], -1)
+        routes[t.net].remove(i)
+        occ.footprint(routes[t.net], radii)
+        occ.add(routes[t.net], +1)
+        dropped.append(t.net)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_conflicts_are_dropped_in_the_order_a_full_scan_gives(seed):
+    """drop_conflicts keeps counts as bounds in a heap; it must drop what counting every connection again after
+    each drop would, down to the ties, and leave the same routes and occupancy."""
+    from types import SimpleNamespace
+    from autorouter.pathfinder.router import drop_conflicts
+    lat = make_lattice((0, 0, 12, 12), ["F.Cu", "B.Cu"], 0.2)
+    radii = lambda size: class_radii(NARROW, RULES, 0.01)      # noqa: E731
+
+    def board():
+        occ, routes, tasks, rng = Occupancy(lat), {}, [], np.random.default_rng(seed)
+        for net in range(1, 9):
+            route = NetRoute()
+            for _ in range(rng.integers(1, 4)):
+                layer, row, c0 = rng.integers(0, 2), rng.integers(5, 55), rng.integers(0, 30)
+                conn = straight(lat, layer, row, c0, c0 + rng.integers(5, 25))
+                if route.connections and rng.random() < 0.5:
+                    conn.parent = route.connections[-1]
+                route.add(conn)
+            occ.footprint(route, radii)
+            occ.add(route, +1)
+            routes[net] = route
+            tasks.append(SimpleNamespace(net=net))
+        return occ, routes, tasks
+    occ_a, routes_a, tasks_a = board()
+    occ_b, routes_b, tasks_b = board()
+    expected = scan_drop(tasks_a, routes_a, occ_a, radii)
+    assert expected and drop_conflicts(tasks_b, routes_b, occ_b, radii, "dropped") == expected
+    assert all(len(routes_a[n].connections) == len(routes_b[n].connections) for n in routes_a)
+    assert (occ_a.track == occ_b.track).all() and (occ_a.via == occ_b.via).all()

@@ -86,12 +86,12 @@ class NetRoute:
     # nodes() and via_sites() are asked for far more often than the connections change: kept until add/remove
     _nodes: np.ndarray | None = field(default=None, repr=False, compare=False)
     _sites: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _sites_of: int = field(default=0, repr=False, compare=False)     # how many connections _sites holds
 
     def add(self, conn: Connection) -> None:
         self.connections.append(conn)
         if self._nodes is not None:
             self._nodes = sorted_union(self._nodes, conn.path)
-        self._sites = None
 
     def remove(self, i: int) -> int:
         """Remove connection i and every connection that starts on it (they would dangle); return how many."""
@@ -104,8 +104,13 @@ class NetRoute:
         return len(gone)
 
     def owner_of(self, node: int) -> "Connection | None":
-        """The first connection whose path holds the node."""
-        return next((c for c in self.connections if node in c.path), None)
+        """The first connection whose path holds the node (one pass over all paths: a net of a thousand pins asks
+        after every connection)."""
+        paths = self.paths
+        at = np.flatnonzero(np.concatenate(paths) == node) if paths else ()
+        if not len(at):
+            return None
+        return self.connections[int(np.searchsorted(np.cumsum([p.size for p in paths]), at[0], side="right"))]
 
     @property
     def paths(self) -> list[np.ndarray]:
@@ -121,10 +126,14 @@ class NetRoute:
         return self._nodes
 
     def via_sites(self, lattice: Lattice) -> np.ndarray:
-        """Flat (row, col) indices of the vias: where a path changes layer."""
+        """Flat (row, col) indices of the vias: where a path changes layer. Those of connections added since the
+        last call are merged in (a net of a thousand pins asks after every connection)."""
         if self._sites is None:
-            sites = [c.vias(lattice) for c in self.connections]
-            self._sites = np.unique(np.concatenate(sites)) if sites else np.zeros(0, np.int64)
+            self._sites, self._sites_of = np.zeros(0, np.int64), 0
+        if self._sites_of < len(self.connections):
+            more = [c.vias(lattice) for c in self.connections[self._sites_of:]]
+            self._sites = sorted_union(self._sites, np.concatenate(more))
+            self._sites_of = len(self.connections)
         return self._sites
 
 
