@@ -156,6 +156,24 @@ def test_a_negotiation_among_nets_ends_once_their_conflicts_stop_falling(tmp_pat
     assert all(outcome.routes[n] is r for n, r in routes.items())
 
 
+@pytest.mark.parametrize("until, tried", [(None, 3), (1e12, 6)])
+def test_without_a_time_limit_make_room_ends_after_short_nets_that_gain_nothing(monkeypatch, until, tried):
+    # on a board that does not converge each short net costs a series of local negotiations (vme-wren: 250 short
+    # nets, 140 s each): with no time limit to end it, make_room stops after ROOM_STALL nets in a row gain nothing
+    from types import SimpleNamespace
+    from autorouter.pathfinder import finishing
+    from autorouter.pathfinder.congestion import NetRoute
+    tasks = [SimpleNamespace(net=n, connections=1) for n in range(1, 7)] + [SimpleNamespace(net=7, connections=0)]
+    ctx = SimpleNamespace(should_stop=lambda: "", occ=None)
+    outcome = SimpleNamespace(tasks=tasks, routes={t.net: NetRoute() for t in tasks}, context=ctx)
+    negotiated = []
+    monkeypatch.setattr(finishing, "in_the_way", lambda t, routes, occ, ctx: [7])
+    monkeypatch.setattr(finishing, "negotiate_among", lambda moving, *a: negotiated.append(moving[0].net) or
+                        (False, np.zeros(0, np.int64)))
+    finishing.make_room(outcome, until=until)
+    assert negotiated == list(range(1, tried + 1)) and finishing.ROOM_STALL == 3
+
+
 def test_nets_leave_an_area_kept_for_a_relief(tmp_path):
     # the room a thermal relief needs for its fill: the nets in it route around it, or nothing changes
     from autorouter.pathfinder import build_tasks, negotiate

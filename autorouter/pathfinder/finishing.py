@@ -26,6 +26,10 @@ MAX_MOVED = 16         # most nets that negotiate again among themselves
 LOCAL_ITERATIONS = 24  # PathFinder iterations of that negotiation
 LOCAL_STALL = 6        # ... ended sooner after this many without fewer nets in conflict: it rarely settles later
 GROWTH_ROUNDS = 5      # times the nets nearest to where it still conflicts join it
+# Without a time limit, make_room stops once this many short nets in a row gained the board nothing: on a board that
+# does not converge each costs a series of local negotiations (vme-wren: 250 short nets at 140 s each, none joined),
+# and a limit given ends it by time instead.
+ROOM_STALL = 3
 FROZEN = 1 << 16       # the occupancy weight of a net that does not move in it: its cover is a wall
 
 
@@ -153,26 +157,32 @@ def make_room(outcome: Negotiation, report=lambda event: None, until: float | No
     stop = ctx.should_stop
     ctx.should_stop = stop_by(stop, until)
     try:
-        room_for_short_nets(outcome, report)
+        room_for_short_nets(outcome, report, until is None)
     finally:
         ctx.should_stop = stop
 
 
-def room_for_short_nets(outcome: Negotiation, report) -> None:
+def room_for_short_nets(outcome: Negotiation, report, timeless: bool) -> None:
+    """make_room's work; timeless: no time limit ends it (ROOM_STALL does)."""
     tasks, routes, ctx = outcome.tasks, outcome.routes, outcome.context
     occ = ctx.occ
     by_net = {t.net: t for t in tasks}
 
     def short(t) -> bool:
         return t.net in routes and len(routes[t.net].connections) < t.connections
-    total, done = sum(map(short, tasks)), 0
-    joined = sum(len(r.connections) for r in routes.values())
+
+    def joined() -> int:
+        return sum(len(r.connections) for r in routes.values())
+    total, done, fruitless = sum(map(short, tasks)), 0, 0
+    start = joined()
     for t in tasks:
         if not short(t) or ctx.should_stop():
             continue
+        if timeless and fruitless >= ROOM_STALL:
+            break
         done += 1
-        report({"stage": "make room", "net": done, "nets": max(total, done),
-                "joined": sum(len(r.connections) for r in routes.values()) - joined})
+        before = joined()
+        report({"stage": "make room", "net": done, "nets": max(total, done), "joined": before - start})
         moving = [t.net]
         more = in_the_way(t, routes, occ, ctx)
         for _ in range(GROWTH_ROUNDS):
@@ -184,6 +194,7 @@ def room_for_short_nets(outcome: Negotiation, report) -> None:
             if kept or not where.size:
                 break
             more = nearest_nets(where, routes, occ.lattice)
+        fruitless = fruitless + 1 if joined() <= before else 0
 
 
 def clear_areas(outcome: Negotiation, areas: list[tuple[np.ndarray, np.ndarray, int]]) -> int:
