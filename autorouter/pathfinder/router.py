@@ -516,20 +516,20 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         # the sources inside the window, and what leaving from each costs: those of a large net's tree and pins
         # lie mostly outside, so they are priced only here
         inside = np.flatnonzero(lat.inside(src, rows, cols))
-        src_cost = stub_cost(src_len[inside], lat.pitch)
-        portal = inside >= tree_size
-        src_cost[portal] += node_penalty(ctx.occ, src[inside[portal]], ctx.pres, g.own)
+        tree_size = int(np.searchsorted(inside, tree_size))         # the tree's nodes come first
+        src, src_refs, src_cost = src[inside], src_refs[inside], stub_cost(src_len[inside], lat.pitch)
+        src_cost[tree_size:] += node_penalty(ctx.occ, src[tree_size:], ctx.pres, g.own)
         if ctx.wall:
             # a portal inside a wall is no way out either
-            src_cost = np.where(ctx.occ.track[src[inside]] >= ctx.wall, BLOCKED, src_cost)
+            src_cost = np.where(ctx.occ.track[src] >= ctx.wall, BLOCKED, src_cost)
         shape = (len(lat.layers), rows.stop - rows.start, cols.stop - cols.start)
         fill = g.task.pins[j].fill
         fill = fill[lat.inside(fill, rows, cols)]       # the sink pin's fill, where the ROI reaches it
-        requests.append(RoiRequest(shape, costs, to_local(lat, src[inside], rows, cols),
+        requests.append(RoiRequest(shape, costs, to_local(lat, src, rows, cols),
                                    src_cost, to_local(lat, np.concatenate([sink.nodes, fill]), rows, cols),
                                    np.concatenate([stub_cost(sink.length, lat.pitch), np.zeros(fill.size, np.int64)])))
         windows.append((rows, cols, shape))
-        extras.append((src[inside], src_cost, src_refs[inside], int((inside < tree_size).sum())))
+        extras.append((src, src_cost, src_refs, tree_size))
     if not requests:
         return []
     t0 = time.perf_counter()
