@@ -175,7 +175,8 @@ def test_a_footprints_text_that_names_its_reference_is_as_long_as_the_reference(
     ('(zone (net 0) (net_name "") (layer "F.Cu") (polygon (pts (xy 1 1) (xy 2 1) (xy 2 2))) '
      '(filled_polygon (layer "F.Cu") (pts (xy 1 1) (xy 2.1.1 1) (xy 2 2))))', "'2.1.1' is not a number"),
     ('(zone (net 0) (net_name "") (layer "F.Cu") (polygon (pts (xy 1 1) (xy 2 1) (xy 2 2))) '
-     '(filled_polygon (layer "F.Cu") (pts (xy 1 1) (xy 2 1) (xy 2 2)) (net 1)))', "a (filled_polygon ...) holds a (net ...)"),
+     '(filled_polygon (layer "F.Cu") (pts (xy 1 1) (xy 2 1) (xy 2 2)) (net 1)))',
+     "a (filled_polygon ...) holds a (net ...)"),
 ])
 def test_items_kicad_would_refuse_are_refused(tmp_path, extra, message):
     """Lines in the wrong item pass kiutils but not KiCad's parser (grammar.py): refused, so never routed."""

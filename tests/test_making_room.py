@@ -159,7 +159,7 @@ def test_a_negotiation_among_nets_ends_once_their_conflicts_stop_falling(tmp_pat
 @pytest.mark.parametrize("until, tried", [(None, 3), (1e12, 6)])
 def test_without_a_time_limit_make_room_ends_after_short_nets_that_gain_nothing(monkeypatch, until, tried):
     # on a board that does not converge each short net costs a series of local negotiations (vme-wren: 250 short
-    # nets, 140 s each): with no time limit to end it, make_room stops after ROOM_STALL nets in a row gain nothing
+    # nets, 110-200 s each): with no time limit to end it, make_room stops after ROOM_STALL nets in a row gain nothing
     from types import SimpleNamespace
     from autorouter.pathfinder import finishing
     from autorouter.pathfinder.congestion import NetRoute

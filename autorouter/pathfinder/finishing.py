@@ -27,8 +27,8 @@ LOCAL_ITERATIONS = 24  # PathFinder iterations of that negotiation
 LOCAL_STALL = 6        # ... ended sooner after this many without fewer nets in conflict: it rarely settles later
 GROWTH_ROUNDS = 5      # times the nets nearest to where it still conflicts join it
 # Without a time limit, make_room stops once this many short nets in a row gained the board nothing: on a board that
-# does not converge each costs a series of local negotiations (vme-wren: 250 short nets at 140 s each, none joined),
-# and a limit given ends it by time instead.
+# does not converge each costs a series of local negotiations (vme-wren: 250 short nets, 110-200 s each, none
+# joined), and a limit given ends it by time instead.
 ROOM_STALL = 3
 FROZEN = 1 << 16       # the occupancy weight of a net that does not move in it: its cover is a wall
 
