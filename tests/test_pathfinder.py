@@ -539,3 +539,13 @@ def test_conflicts_are_dropped_in_the_order_a_full_scan_gives(seed):
     assert expected and drop_conflicts(tasks_b, routes_b, occ_b, radii, "dropped") == expected
     assert all(len(routes_a[n].connections) == len(routes_b[n].connections) for n in routes_a)
     assert (occ_a.track == occ_b.track).all() and (occ_a.via == occ_b.via).all()
+
+
+def test_nets_are_necked_late_only_where_an_iteration_still_fits_the_time():
+    # necking rips the nets in conflict up; an iteration cut by the time limit would leave them with no route at all
+    import time
+    from autorouter.pathfinder.router import time_for_another
+    now = time.monotonic()
+    assert time_for_another(now - 10, None)
+    assert time_for_another(now - 1, now + 60)
+    assert not time_for_another(now - 10, now + 5)
