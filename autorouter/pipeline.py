@@ -25,7 +25,7 @@ from .lattice.raster import nodes_inside
 from .board.connectivity import pad_groups
 from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, reconnect
 from .pathfinder.finishing import clear_areas, make_way, single_joins
-from .pathfinder.router import NO_PATH, Best
+from .pathfinder.router import NO_PATH, Best, time_for_another
 from .pathfinder.walls import MOST_NAMED, walled_in_by
 from .pathfinder.nets import mark_conflicts, neck_tasks
 from .search import make_engine
@@ -456,10 +456,8 @@ def settle(tasks, board, rules, profiles, lattice, engine, config, report, shoul
         return outcome
     t0 = time.monotonic()
     first = attempt(config.hist_fac)
-    took = time.monotonic() - t0
     missing = short_of(first)
-    if not config.hist_fac_again or not missing or should_stop() or (
-            limit and time.monotonic() + took > room_until):
+    if not config.hist_fac_again or not missing or should_stop() or not time_for_another(t0, room_until):
         return first
     mark_conflicts(tasks, lattice)          # the first run's necks marked its tasks' portals against theirs
     report({"stage": "again", "missing": missing})

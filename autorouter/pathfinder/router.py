@@ -222,7 +222,8 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
 
 
 def time_for_another(began: float, until: float | None) -> bool:
-    """Whether an iteration as long as the one that began at `began` (time.monotonic()) would still end by until."""
+    """Whether another run as long as the one that began at `began` (time.monotonic()) would still end by until
+    (None: no limit): a negotiation's iteration, or settle's whole negotiation."""
     now = time.monotonic()
     return until is None or now + (now - began) <= until
 
