@@ -16,7 +16,8 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class RouterConfig:
-    # Lattice pitch in mm; 0 picks it from the design rules (half of the narrowest track + the largest clearance).
+    # Lattice pitch in mm; 0 picks it from the design rules (half the sum of the narrowest track and the largest
+    # clearance).
     pitch: float = 0.0
     # Upper bound on lattice nodes (layers x rows x cols); the automatic pitch grows until the lattice fits.
     max_lattice_nodes: int = 6_000_000

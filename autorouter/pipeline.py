@@ -117,8 +117,9 @@ def apart_pads(board: Board, groups: list[list[int]]) -> list[str]:
 
 
 def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
-    """Half of the narrowest track plus the largest clearance: nets of the narrowest class can then run on every
-    other lattice line. Unless config.sizes is "class", the narrowest is the board's minimum width."""
+    """Half the sum of the narrowest track and the largest clearance (and the margin): nets of the narrowest class
+    can then run on every other lattice line, at exactly their spacing. Unless config.sizes is "class", the narrowest
+    is the board's minimum width."""
     narrowest = min(c.track_width for c in rules.classes.values())
     if config.sizes != "class" and rules.min_track_width:
         narrowest = min(narrowest, rules.min_track_width)

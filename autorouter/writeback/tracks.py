@@ -5,8 +5,8 @@ diagonal.
 A corner is cut by the same length along each leg. The cut moves copper only into the corner's inside, and no
 farther than any copper the corner kept its clearance from allows: a point at least R (half the width plus the
 clearance) from both legs is at least (2R - cut) / sqrt(2) from the cut, which is R or more while the cut is at most
-(2 - sqrt(2)) R; at the automatic pitch (half of the narrowest width plus the clearance) half a pitch is within that
-for every width at or above the narrowest.
+(2 - sqrt(2)) R; at the automatic pitch (half the sum of the narrowest width and the clearance) half a pitch is within
+that for every width at or above the narrowest.
 """
 from __future__ import annotations
 
