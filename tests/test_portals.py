@@ -12,7 +12,7 @@ from autorouter.board import load_board
 from autorouter.board.connectivity import pad_groups
 from autorouter.board.rules import load_rules
 from autorouter.config import load_config
-from autorouter.lattice import build_obstacles, make_lattice
+from autorouter.lattice import build_obstacles, make_lattice, portals
 from autorouter.lattice.portals import mark_stub_conflicts, pin_portals, pins_portals, stub_lines
 from autorouter.pathfinder.finishing import through_blocks, through_others
 from autorouter.pathfinder.nets import NetTask, Pin
@@ -41,6 +41,26 @@ def test_many_pins_at_once_are_pin_by_pin(routed_setup):
         alone = pin_portals(pin, layer_index, profile, lattice, config.portal_radius)
         for name in ("nodes", "length", "target", "pad", "bend"):
             assert np.array_equal(getattr(found, name), getattr(alone, name), equal_nan=True), name
+
+
+
+def test_stubs_checked_by_their_bound_are_those_of_checking_every_node(routed_setup, monkeypatch):
+    """straight_portals checks the nodes nearest by a bound on their stub's length first, then only those that could
+    still be kept: the same portals as checking every node of every window (a large enough first round)."""
+    board, lattice, profile, pins, config = routed_setup
+    layer_index = {name: i for i, name in enumerate(board.copper_layers)}
+    checked = []
+    real = portals.stub_legal
+    monkeypatch.setattr(portals, "stub_legal", lambda *a: checked.append(len(a[3])) or real(*a))
+    found = pins_portals(pins, layer_index, profile, lattice, config.portal_radius)
+    some = sum(checked)
+    monkeypatch.setattr(portals, "FIRST_CHECKED", 1 << 30)
+    checked.clear()
+    every = pins_portals(pins, layer_index, profile, lattice, config.portal_radius)
+    assert some < sum(checked)
+    for a, b in zip(found, every):
+        for name in ("nodes", "length", "target", "pad", "bend"):
+            assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
 
 
 def conflicts_pair_by_pair(pins_by_net, lattice, gap):

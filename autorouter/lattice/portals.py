@@ -28,6 +28,8 @@ MAX_PER_LAYER = 24         # straight stubs kept per pad and layer, shortest fir
 MAX_ESCAPES = 8            # bent stubs kept per pad and layer, shortest first
 FEW_STRAIGHT = 8           # a pad with fewer straight stubs on a layer than this gets bent ones too
 ESCAPE_STEPS = 5           # how far past its end, in lattice pitches, a stub may leave a pad before it bends
+FIRST_CHECKED = 2 * MAX_PER_LAYER   # straight stubs of a pad and layer checked first, by their length's bound
+NEAREST_INSIDE = 0.02      # a stub to a pad's nearest point ends this share of the way on toward its centre
 
 
 @dataclass
@@ -101,7 +103,13 @@ def open_nodes(pad: Pad, l: int, profile: Profile, lattice: Lattice, box) -> tup
 
 def straight_portals(pads: list[Pad], layers: np.ndarray, profile: Profile, lattice: Lattice, radius: int):
     """The straight stubs of many (pad, layer) pairs at once, pads[i] on layers[i]: (pair, nodes, lengths, targets)
-    of each pair's MAX_PER_LAYER shortest legal stubs, pair after pair, each pair's shortest first."""
+    of each pair's MAX_PER_LAYER shortest legal stubs, pair after pair, each pair's shortest first (ties in window
+    order).
+
+    Checking a stub exactly is the cost (vme-wren: 1.8 million), and most pairs keep a few of the nodes in their
+    window: the nearest FIRST_CHECKED of each pair by a lower bound on their stub's length are checked first, then
+    only the rest whose bound does not exceed their pair's longest kept stub (stub_bounds). The same stubs as checking
+    every node."""
     outlines = np.array([pad.outline for pad in pads], dtype=object)
     shapely.prepare(outlines)
     nets = np.array([pad.net for pad in pads], dtype=np.int64)
@@ -116,20 +124,59 @@ def straight_portals(pads: list[Pad], layers: np.ndarray, profile: Profile, latt
     xy = np.stack([x, y], 1)
     on_pad = shapely.contains_xy(outlines[pair], x, y)
     end = np.where(on_pad[:, None], xy, centres[pair])
-    legal = stub_legal(profile, layers[pair], nets[pair], xy, end)
+    bound = stub_bounds(outlines, centres, pair, xy, on_pad)
+    legal = np.zeros(pair.size, bool)
+    first = rank_in_groups(pair, bound) < FIRST_CHECKED
+    legal[first] = stubs_to_pads(profile, layers, nets, outlines, centres, pair, xy, end, first)
+    length = np.hypot(*(xy - end).T)
+    longest = np.full(len(pads), np.inf)
+    kept = np.flatnonzero(legal)
+    kept = kept[rank_in_groups(pair[kept], length[kept]) == MAX_PER_LAYER - 1]
+    longest[pair[kept]] = length[kept]
+    rest = ~first & (bound <= longest[pair])
+    legal[rest] = stubs_to_pads(profile, layers, nets, outlines, centres, pair, xy, end, rest)
+    length = np.hypot(*(xy - end).T)
+    order = np.flatnonzero(legal)
+    order = order[np.lexsort((order, length[order], pair[order]))]     # by pair, shortest first, window order
+    order = order[rank_in_groups(pair[order], length[order]) < MAX_PER_LAYER]
+    nodes = lattice.index(layers[pair[order]], rr[order], cc[order])
+    return pair[order], nodes, length[order], end[order]
+
+
+def stubs_to_pads(profile: Profile, layers, nets, outlines, centres, pair, xy, end, which: np.ndarray) -> np.ndarray:
+    """Whether the stubs of the candidates `which` (a mask) are legal: from the node to its end (on the pad, or the
+    pad's centre), or else to just inside the pad's nearest point, where `end` is moved to."""
+    at = np.flatnonzero(which)
+    p = pair[at]
+    legal = stub_legal(profile, layers[p], nets[p], xy[at], end[at])
     if not legal.all():                 # to the nearest point of the pad instead, just inside its copper
         retry = np.flatnonzero(~legal)
-        nearest = shapely.get_coordinates(shapely.shortest_line(shapely.points(xy[retry]), outlines[pair[retry]]))
-        end[retry] = nearest[1::2] + 0.02 * (centres[pair[retry]] - nearest[1::2])
-        legal[retry] = stub_legal(profile, layers[pair[retry]], nets[pair[retry]], xy[retry], end[retry])
-    pair, xy, end = pair[legal], xy[legal], end[legal]
-    nodes = lattice.index(layers[pair], rr[legal], cc[legal])
-    length = np.hypot(*(xy - end).T)
-    order = np.argsort(length, kind="stable")
-    order = order[np.argsort(pair[order], kind="stable")]         # by pair, then shortest first
-    first = np.searchsorted(pair[order], pair[order])             # where each pair's stubs begin
-    order = order[np.arange(order.size) - first < MAX_PER_LAYER]
-    return pair[order], nodes[order], length[order], end[order]
+        nearest = shapely.get_coordinates(shapely.shortest_line(shapely.points(xy[at[retry]]), outlines[p[retry]]))
+        end[at[retry]] = nearest[1::2] + NEAREST_INSIDE * (centres[p[retry]] - nearest[1::2])
+        legal[retry] = stub_legal(profile, layers[p[retry]], nets[p[retry]], xy[at[retry]], end[at[retry]])
+    return legal
+
+
+def stub_bounds(outlines, centres, pair, xy, on_pad) -> np.ndarray:
+    """A lower bound on the length of each candidate's stub, whichever end it takes: 0 on the pad; else no less
+    than the way to the centre, or than the way to the pad's box less how far NEAREST_INSIDE moves a nearest point
+    toward the centre (at most that share of the farthest corner of the box from the centre)."""
+    box = shapely.bounds(outlines)[pair]
+    dx = np.maximum(np.maximum(box[:, 0] - xy[:, 0], xy[:, 0] - box[:, 2]), 0)
+    dy = np.maximum(np.maximum(box[:, 1] - xy[:, 1], xy[:, 1] - box[:, 3]), 0)
+    c = centres[pair]
+    corner = np.hypot(np.maximum(np.abs(box[:, 0] - c[:, 0]), np.abs(box[:, 2] - c[:, 0])),
+                      np.maximum(np.abs(box[:, 1] - c[:, 1]), np.abs(box[:, 3] - c[:, 1])))
+    bound = np.minimum(np.hypot(*(xy - c).T), np.hypot(dx, dy) - NEAREST_INSIDE * corner)
+    return np.where(on_pad, 0.0, np.maximum(bound, 0.0))
+
+
+def rank_in_groups(group: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Each item's place in its group (group sorted ascending), by value, ties by position."""
+    order = np.lexsort((np.arange(group.size), value, group))
+    rank = np.empty(group.size, np.int64)
+    rank[order] = np.arange(group.size) - np.searchsorted(group[order], group[order])
+    return rank
 
 
 def escape_portals(pad: Pad, l: int, profile: Profile, lattice: Lattice):
