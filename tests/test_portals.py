@@ -43,7 +43,6 @@ def test_many_pins_at_once_are_pin_by_pin(routed_setup):
             assert np.array_equal(getattr(found, name), getattr(alone, name), equal_nan=True), name
 
 
-
 def test_stubs_checked_by_their_bound_are_those_of_checking_every_node(routed_setup, monkeypatch):
     """straight_portals checks the nodes nearest by a bound on their stub's length first, then only those that could
     still be kept: the same portals as checking every node of every window (a large enough first round)."""

@@ -125,20 +125,20 @@ def straight_portals(pads: list[Pad], layers: np.ndarray, profile: Profile, latt
     on_pad = shapely.contains_xy(outlines[pair], x, y)
     end = np.where(on_pad[:, None], xy, centres[pair])
     bound = stub_bounds(outlines, centres, pair, xy, on_pad)
+    order, place = sorted_in_groups(pair, bound)
+    first = np.zeros(pair.size, bool)
+    first[order[place < FIRST_CHECKED]] = True
     legal = np.zeros(pair.size, bool)
-    first = rank_in_groups(pair, bound) < FIRST_CHECKED
     legal[first] = stubs_to_pads(profile, layers, nets, outlines, centres, pair, xy, end, first)
     length = np.hypot(*(xy - end).T)
-    longest = np.full(len(pads), np.inf)
-    kept = np.flatnonzero(legal)
-    kept = kept[rank_in_groups(pair[kept], length[kept]) == MAX_PER_LAYER - 1]
-    longest[pair[kept]] = length[kept]
+    kept = shortest_legal(pair, length, legal, MAX_PER_LAYER)
+    longest = np.zeros(len(pads))
+    np.maximum.at(longest, pair[kept], length[kept])
+    longest[np.bincount(pair[kept], minlength=len(pads)) < MAX_PER_LAYER] = np.inf   # any node may still be kept
     rest = ~first & (bound <= longest[pair])
     legal[rest] = stubs_to_pads(profile, layers, nets, outlines, centres, pair, xy, end, rest)
     length = np.hypot(*(xy - end).T)
-    order = np.flatnonzero(legal)
-    order = order[np.lexsort((order, length[order], pair[order]))]     # by pair, shortest first, window order
-    order = order[rank_in_groups(pair[order], length[order]) < MAX_PER_LAYER]
+    order = shortest_legal(pair, length, legal, MAX_PER_LAYER)
     nodes = lattice.index(layers[pair[order]], rr[order], cc[order])
     return pair[order], nodes, length[order], end[order]
 
@@ -171,12 +171,18 @@ def stub_bounds(outlines, centres, pair, xy, on_pad) -> np.ndarray:
     return np.where(on_pad, 0.0, np.maximum(bound, 0.0))
 
 
-def rank_in_groups(group: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Each item's place in its group (group sorted ascending), by value, ties by position."""
+def shortest_legal(pair, length, legal, most: int) -> np.ndarray:
+    """The legal candidates among their pair's `most` shortest (ties in window order), by pair, shortest first."""
+    pick = np.flatnonzero(legal)
+    order, place = sorted_in_groups(pair[pick], length[pick])
+    return pick[order[place < most]]
+
+
+def sorted_in_groups(group: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The order that sorts items by group (ascending already), then value, then position; and each sorted item's
+    place in its group."""
     order = np.lexsort((np.arange(group.size), value, group))
-    rank = np.empty(group.size, np.int64)
-    rank[order] = np.arange(group.size) - np.searchsorted(group[order], group[order])
-    return rank
+    return order, np.arange(group.size) - np.searchsorted(group[order], group[order])
 
 
 def escape_portals(pad: Pad, l: int, profile: Profile, lattice: Lattice):
