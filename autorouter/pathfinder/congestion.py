@@ -348,16 +348,16 @@ class Changes:
 
 def union(parts: list[np.ndarray]) -> np.ndarray:
     """np.unique(np.concatenate(parts)) for indices; by marking them between the least and the greatest,
-    which is linear, when there are many (a large net's cover has hundreds of thousands, mostly repeated)."""
-    parts = [p for p in parts if p.size]
-    if not parts:
+    which is linear, when there are many (a large net's cover has hundreds of thousands, mostly repeated). One
+    concatenation, not a pass per part: a large net's cover is made of thousands of small stub covers."""
+    every = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    if not every.size:
         return np.zeros(0, np.int64)
-    lo, hi = min(int(p.min()) for p in parts), max(int(p.max()) for p in parts)
-    if sum(p.size for p in parts) * 32 < hi - lo:
-        return np.unique(np.concatenate(parts))
+    lo, hi = int(every.min()), int(every.max())
+    if every.size * 32 < hi - lo:
+        return np.unique(every)
     mark = np.zeros(hi - lo + 1, bool)
-    for p in parts:
-        mark[p - lo] = True
+    mark[every - lo] = True
     return np.flatnonzero(mark) + lo
 
 

@@ -447,7 +447,8 @@ def reach_walls(task: NetTask, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
         return nodes, nodes
     radii = ctx.radii(task.rules)
     reach = max(radii.track_track, radii.track_via, radii.via_track, radii.via_via)
-    rows, cols = roi_window(lat, nodes, margin + reach, False)
+    _, node_rows, node_cols = lat.unravel(nodes)
+    rows, cols = roi_window(lat, node_rows, node_cols, margin + reach, False)
     centres, vias = (fixed.centres, fixed.vias) if fixed is not None else (occ.centres, occ.via_centres)
     layer, row, col = np.nonzero(centres.reshape(lat.shape)[:, rows, cols])   # only the window is scanned
     srow, scol = np.nonzero(vias.reshape(lat.rows, lat.cols)[rows, cols])
@@ -495,8 +496,8 @@ def unreachable(pin) -> str:
 
 def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Sources of the next connection: the tree's nodes (stub length 0, no stub), then the joined pins' portals
-    with their stub lengths and the nodes in their zone fills (no stub); which pin and portal each source is
-    ((-1, -1) for tree nodes, (pin, -1) in a fill); and how many of the sources are tree nodes."""
+    with their stub lengths and the nodes in their zone fills (no stub); which pin and portal each of the pins'
+    sources is ((pin, -1) in a fill); and how many of the sources are tree nodes."""
     if g.pins_in_sources < len(g.joined):
         nodes, length, refs = ([a] for a in g.pin_sources)
         for i in g.joined[g.pins_in_sources:]:
@@ -509,8 +510,7 @@ def tree_sources(g: Growing) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         g.pins_in_sources = len(g.joined)
     tree = g.route.nodes()
     nodes, length, refs = g.pin_sources
-    return (np.concatenate([tree, nodes]), np.concatenate([np.zeros(tree.size), length]),
-            np.concatenate([np.full((tree.size, 2), -1), refs]), tree.size)
+    return np.concatenate([tree, nodes]), np.concatenate([np.zeros(tree.size), length]), refs, tree.size
 
 
 def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[Growing]:
@@ -519,17 +519,21 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
     snapshot = ctx.snapshot()
     requests, windows, extras = [], [], []
     for g in ready:
-        src, src_len, src_refs, tree_size = tree_sources(g)
+        src, src_len, pin_refs, tree_size = tree_sources(g)
         sink = g.task.pins[j].portals
-        rows, cols = roi_window(lat, np.concatenate([nearest_sources(lat, src, sink.nodes), sink.nodes]),
-                                ctx.margin(g.task.net), full)
+        src_at = lat.unravel(src)        # once: a large net's tree holds thousands of nodes
+        _, sink_rows, sink_cols = lat.unravel(sink.nodes)
+        near = nearest_sources(src_at, sink_rows, sink_cols)
+        rows, cols = roi_window(lat, np.concatenate([src_at[1][near], sink_rows]),
+                                np.concatenate([src_at[2][near], sink_cols]), ctx.margin(g.task.net), full)
         via_gap = g.task.rules.via_drill + ctx.rules.hole_to_hole + ctx.config.clearance_margin
         costs = snapshot.window(g.task, rows, cols, g.route.via_sites(lat), via_gap, g.own)
         # the sources inside the window, and what leaving from each costs: those of a large net's tree and pins
         # lie mostly outside, so they are priced only here
-        inside = np.flatnonzero(lat.inside(src, rows, cols))
-        tree_size = int(np.searchsorted(inside, tree_size))         # the tree's nodes come first
-        src, src_refs, src_cost = src[inside], src_refs[inside], stub_cost(src_len[inside], lat.pitch)
+        inside = np.flatnonzero(in_window(src_at[1], src_at[2], rows, cols))
+        first_pin = int(np.searchsorted(inside, tree_size))         # the tree's nodes come first
+        src_refs = pin_refs[inside[first_pin:] - tree_size]          # of the pins' sources only
+        src, src_cost, tree_size = src[inside], stub_cost(src_len[inside], lat.pitch), first_pin
         src_cost[tree_size:] += node_penalty(ctx.occ, src[tree_size:], ctx.pres, g.own)
         if ctx.wall:
             # a portal inside a wall is no way out either
@@ -537,7 +541,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         shape = (len(lat.layers), rows.stop - rows.start, cols.stop - cols.start)
         fill = g.task.pins[j].fill
         fill = fill[lat.inside(fill, rows, cols)]       # the sink pin's fill, where the ROI reaches it
-        requests.append(RoiRequest(shape, costs, to_local(lat, src, rows, cols),
+        requests.append(RoiRequest(shape, costs, local_index([a[inside] for a in src_at], rows, cols),
                                    src_cost, to_local(lat, np.concatenate([sink.nodes, fill]), rows, cols),
                                    np.concatenate([stub_cost(sink.length, lat.pitch), np.zeros(fill.size, np.int64)])))
         windows.append((rows, cols, shape))
@@ -579,7 +583,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         if start.size and start[0] >= tree_size:
             # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too (none
             # where it leaves from the pin's fill)
-            pin, k = src_refs[start[np.argmin(src_cost[start])]]
+            pin, k = src_refs[start[np.argmin(src_cost[start])] - tree_size]
             if k >= 0:
                 conn.stubs.append(stub(lat, g.task.pins[pin].portals, k))
             else:
@@ -595,30 +599,39 @@ def stub(lat, portals, k: int) -> Stub:
     return Stub(int(portals.nodes[k]) // lat.plane, portals.points(int(k), lat), portals.blocks[int(k)])
 
 
-def nearest_sources(lat, src: np.ndarray, sinks: np.ndarray) -> np.ndarray:
-    """The source nodes within 1.5 times the distance of the source nearest to the sink pin, plus one pitch: the ROI
-    spans them and the sinks, not the whole tree of a large net. Distances on the board plane, in lattice steps, to
-    the box around the sink pin's portals (one pass over the sources: a large net's tree has thousands of nodes)."""
-    _, r, c = lat.unravel(src)
-    _, tr, tc = lat.unravel(sinks)
-    dr = np.maximum(np.maximum(tr.min() - r, r - tr.max()), 0)
-    dc = np.maximum(np.maximum(tc.min() - c, c - tc.max()), 0)
+def nearest_sources(src_at: tuple, sink_rows: np.ndarray, sink_cols: np.ndarray) -> np.ndarray:
+    """Which sources (their layers, rows and columns) lie within 1.5 times the distance of the source nearest to the
+    sink pin, plus one pitch: the ROI spans them and the sinks, not the whole tree of a large net. Distances on the
+    board plane, in lattice steps, to the box around the sink pin's portals (one pass over the sources: a large
+    net's tree has thousands of nodes)."""
+    _, r, c = src_at
+    dr = np.maximum(np.maximum(sink_rows.min() - r, r - sink_rows.max()), 0)
+    dc = np.maximum(np.maximum(sink_cols.min() - c, c - sink_cols.max()), 0)
     gap2 = dr * dr + dc * dc
     reach = 1.5 * np.sqrt(gap2.min()) + 1
-    return src[gap2 <= reach * reach]
+    return gap2 <= reach * reach
 
 
-def roi_window(lat, nodes: np.ndarray, margin_mm: float, full: bool) -> tuple[slice, slice]:
+def roi_window(lat, r: np.ndarray, c: np.ndarray, margin_mm: float, full: bool) -> tuple[slice, slice]:
+    """The rows and columns of the ROI around the nodes at rows r and columns c."""
     if full:
         return slice(0, lat.rows), slice(0, lat.cols)
-    _, r, c = lat.unravel(nodes)
     m = int(math.ceil(margin_mm / lat.pitch))
     return (slice(max(0, int(r.min()) - m), min(lat.rows, int(r.max()) + m + 1)),
             slice(max(0, int(c.min()) - m), min(lat.cols, int(c.max()) + m + 1)))
 
 
+def in_window(r: np.ndarray, c: np.ndarray, rows: slice, cols: slice) -> np.ndarray:
+    return (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
+
+
 def to_local(lat, nodes, rows: slice, cols: slice) -> np.ndarray:
-    l, r, c = lat.unravel(nodes)
+    return local_index(lat.unravel(nodes), rows, cols)
+
+
+def local_index(at: tuple, rows: slice, cols: slice) -> np.ndarray:
+    """Flat indices in the ROI of the nodes at (layers, rows, columns) of the lattice."""
+    l, r, c = at
     h, w = rows.stop - rows.start, cols.stop - cols.start
     return ((l * h + (r - rows.start)) * w + (c - cols.start)).astype(np.int64)
 
