@@ -45,6 +45,21 @@ def test_exact_against_dijkstra(method, noisy):
 
 
 @pytest.mark.parametrize("seed", range(4))
+def test_a_search_for_paths_only_finds_the_exact_searchs_paths_in_fewer_sweeps(seed):
+    """Asked for paths only, the sweeps let go of the nodes past the best sink found so far: the same best sink,
+    total and path as with every distance settled."""
+    batch = random_batch(200 + seed, count=40, noisy=seed % 2 == 1)
+    engine = CpuEngine(64, "sweep")
+    exact = [engine.search([req], keep_dist=True)[0] for req in batch]
+    paths = [engine.search([req])[0] for req in batch]
+    for x, y in zip(exact, paths):
+        assert (x.path is None) == (y.path is None)
+        if x.path is not None:
+            assert np.array_equal(x.path, y.path) and x.cost == y.cost and x.sink == y.sink
+    assert sum(y.rounds for y in paths) < sum(x.rounds for x in exact)
+
+
+@pytest.mark.parametrize("seed", range(4))
 def test_methods_return_identical_paths(seed):
     batch = random_batch(100 + seed, noisy=seed % 2 == 1)
     a = CpuEngine(64, "sweep").search(batch)

@@ -45,7 +45,7 @@ class CpuEngine:
 def swept(requests: list[RoiRequest], keep_dist: bool, should_stop=None) -> list[RoiResult]:
     """Each ROI by sweeps, its path walked back from its best sink (the lowest total, then the lowest position);
     rounds = the most sweeps any ROI took, as a batch of the GPU's."""
-    found = [sweep_distances(req, should_stop) for req in requests]
+    found = [sweep_distances(req, should_stop, bounded=not keep_dist) for req in requests]
     rounds = max(sweeps for _, sweeps in found)
     out = []
     for req, (d, _) in zip(requests, found):

@@ -168,7 +168,9 @@ class GpuEngine:
                      cupy.empty(6 * K + 4, dtype=np.int64), np.int64(self.delta))
         else:
             grid = min(most, blocks(32 * max(K * L * H, K * L * W, K * H * W))[0])     # a warp per line at most
-            args += (cupy.zeros(3 * K, dtype=np.int32),)                             # each ROI's "changed" flags
+            # each ROI's "changed" flags; each ROI's bound, lowered as sinks are reached where only paths are asked for
+            args += (cupy.zeros(3 * K, dtype=np.int32), cupy.empty(K, dtype=np.int64),
+                     np.int32(not keep_dist))
         kernel((grid,), (THREADS,), args)
         info_h = info.get()
         sweeps, (length, chosen, cost) = int(info_h[2]), info_h[3:].reshape(3, K)

@@ -46,9 +46,14 @@ def scan(d: np.ndarray, prefix: np.ndarray, axis: int, reverse: bool, out: np.nd
     return np.flip(out, axis) if reverse else out
 
 
-def sweep_distances(req: RoiRequest, should_stop=None) -> tuple[np.ndarray, int]:
+def sweep_distances(req: RoiRequest, should_stop=None, bounded: bool = False) -> tuple[np.ndarray, int]:
     """Exact distances over the ROI (UNREACHED where none), and the number of sweeps taken. should_stop: looked at
-    after each sweep (one takes tens of milliseconds on a large ROI); a reason it gives raises SearchStopped."""
+    after each sweep (one takes tens of milliseconds on a large ROI); a reason it gives raises SearchStopped.
+
+    bounded: after each sweep, the nodes farther than the best sink found so far (its distance plus its stub cost)
+    are let go (UNREACHED). Costs are not negative, so no path to a sink at that total passes them: the best sink's
+    total, and the path walked back from it, are those of the exact distances, in fewer sweeps (the far side of an
+    ROI no longer settles its own detours); only the distances beyond the best total are not kept."""
     d = np.full(req.shape, UNREACHED, dtype=np.int64)
     np.minimum.at(d.reshape(-1), req.sources, req.source_cost)
     scans = line_scans(req)
@@ -60,11 +65,22 @@ def sweep_distances(req: RoiRequest, should_stop=None) -> tuple[np.ndarray, int]
             d, spare = scan(d, prefix, axis, reverse, spare), d
         if d.shape[0] > 1:
             layer_scan(d, req.cost_via)
-        d[d >= BLOCKED] = UNREACHED                  # sums through a blocked move are no paths
+        limit = farthest(d, req) if bounded else int(BLOCKED) - 1
+        d[d > limit] = UNREACHED      # sums through a blocked move are no paths, nor (bounded) those past the limit
         sweeps += 1
         if np.array_equal(d, before):
             return d, sweeps
         stop_if_asked(should_stop)
+
+
+def farthest(d: np.ndarray, req: RoiRequest) -> int:
+    """The greatest distance a node on a path to the best sink so far can have: that sink's total (distance plus
+    stub cost), or anything short of BLOCKED while no sink is reached."""
+    at = d.ravel()[req.sinks]
+    reached = at < BLOCKED
+    if not reached.any():
+        return int(BLOCKED) - 1
+    return min(int(BLOCKED) - 1, int((at[reached] + req.sink_cost[reached]).min()))
 
 
 def path_back(req: RoiRequest, d: np.ndarray, node: int) -> np.ndarray:

@@ -35,24 +35,35 @@ __device__ long long parent_of(const i64* d, const cost_t* cost_col, const cost_
     return best;
 }
 
-// ROI k's sink with the lowest distance plus stub cost (lowest position on ties), then the path back from it through
-// the parents, written sink first into path[k * L * H * W ...]. out[k], out[K + k], out[2K + k]: the path's length
-// (0 when no sink is reached), the chosen sink's position, the total cost.
-__device__ void best_path(int k, const i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
-                          const long long* dims, const long long* sinks, const i64* sink_cost,
-                          const long long* sink_start, int K, int L, int H, int W, int* path, long long* out) {
-    long long per = (long long)L * H * W, base = k * per;
+// ROI k's sink with the lowest distance plus stub cost as d stands (lowest position on ties): its total
+// (0x7FFFFFFFFFFFFFFF where no sink is reached), and its position among the ROI's sinks in *pick (-1: none).
+__device__ i64 best_sink(int k, const i64* d, const long long* dims, const long long* sinks, const i64* sink_cost,
+                         const long long* sink_start, int L, int H, int W, long long* pick) {
+    long long base = k * (long long)L * H * W;
     long long h = dims[3 * k + 1], w = dims[3 * k + 2];
     i64 best = 0x7FFFFFFFFFFFFFFFLL;
-    long long pick = -1;
+    *pick = -1;
     for (long long s = sink_start[k]; s < sink_start[k + 1]; s++) {
         long long local = sinks[s];
         long long lay = local / (h * w), rr = (local / w) % h, cc = local % w;
         i64 dv = d[base + (lay * H + rr) * W + cc];
         if (dv >= UNREACHED) continue;
         i64 t = dv + sink_cost[s];
-        if (t < best) { best = t; pick = s - sink_start[k]; }
+        if (t < best) { best = t; *pick = s - sink_start[k]; }
     }
+    return best;
+}
+
+// ROI k's best sink (best_sink), then the path back from it through the parents, written sink first into
+// path[k * L * H * W ...]. out[k], out[K + k], out[2K + k]: the path's length (0 when no sink is reached), the chosen
+// sink's position, the total cost.
+__device__ void best_path(int k, const i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
+                          const long long* dims, const long long* sinks, const i64* sink_cost,
+                          const long long* sink_start, int K, int L, int H, int W, int* path, long long* out) {
+    long long per = (long long)L * H * W, base = k * per;
+    long long h = dims[3 * k + 1], w = dims[3 * k + 2];
+    long long pick;
+    i64 best = best_sink(k, d, dims, sinks, sink_cost, sink_start, L, H, W, &pick);
     out[K + k] = pick;
     out[2 * K + k] = best;
     if (pick < 0) { out[k] = 0; return; }

@@ -6,7 +6,8 @@
 // d[i] = min(d[i], d[i-1] + cost[i]), by a warp per line, each lane a run of up to LANE_NODES nodes, with a shuffle
 // scan of the min-plus recurrence over the runs; or, for lines along columns and layers in large batches, by one
 // thread per line (see scan_lines).
-// Sweeps repeat until no scan changes anything: the same fixed point the CPU engine reaches. A node's parent is its
+// Sweeps repeat until no scan changes anything: the same fixed point the CPU engine reaches (both cut off past the
+// best sink's total where only paths are asked for: see `sweep`). A node's parent is its
 // lowest-index predecessor on a shortest path, found only along the path walked back from the best sink.
 //
 // `sweep` is one persistent cooperative kernel (launched with no more blocks than the device holds at once): it
@@ -15,20 +16,22 @@
 
 #include "roi.cuh"
 
-__device__ __forceinline__ int relax_line(i64* d, const cost_t* cost, int n, long long stride) {
+__device__ __forceinline__ int relax_line(i64* d, const cost_t* cost, int n, long long stride, i64 bound) {
     int changed = 0;
     i64 prev = d[0];
     for (int i = 1; i < n; i++) {
         cost_t c = cost[i * stride];
         i64 cur = d[i * stride];
-        if (c != BLOCKED32 && prev + c < cur) { cur = prev + c; d[i * stride] = cur; changed = 1; }
+        i64 v = prev + c;
+        if (c != BLOCKED32 && v < cur && v <= bound) { cur = v; d[i * stride] = cur; changed = 1; }
         prev = cur;
     }
     prev = d[(long long)(n - 1) * stride];
     for (int i = n - 2; i >= 0; i--) {
         cost_t c = cost[i * stride];
         i64 cur = d[i * stride];
-        if (c != BLOCKED32 && prev + c < cur) { cur = prev + c; d[i * stride] = cur; changed = 1; }
+        i64 v = prev + c;
+        if (c != BLOCKED32 && v < cur && v <= bound) { cur = v; d[i * stride] = cur; changed = 1; }
         prev = cur;
     }
     return changed;
@@ -55,8 +58,9 @@ __device__ __forceinline__ void warp_scan(i64& a, i64& b, int lane) {
 // up to LANE_NODES consecutive nodes (a line of up to 32 * LANE_NODES nodes in one pass): it loads them all at
 // once, composes their steps, the warp scans the 32 compositions, and the lane applies its run from the value that
 // reaches it. One round of loads per pass instead of one per 32 nodes: a short line is latency-bound.
-// Returns whether this lane lowered a distance.
-__device__ __forceinline__ int scan_line_warp(i64* line, const cost_t* c, int n, long long stride, int lane) {
+// Values past `bound` are not written (see `sweep`). Returns whether this lane lowered a distance.
+__device__ __forceinline__ int scan_line_warp(i64* line, const cost_t* c, int n, long long stride, int lane,
+                                              i64 bound) {
     int any = 0;
     int per = (n + 31) >> 5;
     if (per > LANE_NODES) per = LANE_NODES;
@@ -96,7 +100,7 @@ __device__ __forceinline__ int scan_line_warp(i64* line, const cost_t* c, int n,
                 if (q < per && j < n) {
                     i64 v = x + step[q];
                     x = v < old[q] ? v : old[q];
-                    if (x < old[q]) {
+                    if (x < old[q] && x <= bound) {
                         line[(dir == 0 ? j : n - 1 - j) * stride] = x;
                         any = 1;
                     }
@@ -116,24 +120,25 @@ __device__ __forceinline__ int scan_line_warp(i64* line, const cost_t* c, int n,
 // bandwidth-bound). Lines along rows (stride 1) always go by warp: that is coalesced too.
 // Lines of an ROI that has settled (a whole sweep changed nothing in it: `active` says no) are skipped, and an ROI
 // that changes marks `changed`: a batch costs the sweeps of its slowest ROI, but only over the ROIs still moving.
+// bound: each ROI's bound (see `sweep`).
 template <typename BaseOf>
 __device__ __forceinline__ int scan_lines(i64* d, const cost_t* cost, long long lines, long long per_roi, int n,
                                           long long stride, BaseOf base_of, const int* active, int* changed,
-                                          long long tid, long long threads) {
+                                          const volatile i64* bound, long long tid, long long threads) {
     int any = 0;
     if (stride == 1 || lines * 32 <= 4 * threads) {
         for (long long w = tid >> 5; w < lines; w += threads >> 5) {
             long long k = w / per_roi;
             if (active && !active[k]) continue;           // the whole warp holds one line: it skips together
             long long b = base_of(w);
-            if (scan_line_warp(d + b, cost + b, n, stride, (int)(tid & 31))) { any = 1; changed[k] = 1; }
+            if (scan_line_warp(d + b, cost + b, n, stride, (int)(tid & 31), bound[k])) { any = 1; changed[k] = 1; }
         }
     } else {
         for (long long t = tid; t < lines; t += threads) {
             long long k = t / per_roi;
             if (active && !active[k]) continue;
             long long b = base_of(t);
-            if (relax_line(d + b, cost + b, n, stride)) { any = 1; changed[k] = 1; }
+            if (relax_line(d + b, cost + b, n, stride, bound[k])) { any = 1; changed[k] = 1; }
         }
     }
     return any;
@@ -146,14 +151,21 @@ __device__ __forceinline__ int scan_lines(i64* d, const cost_t* cost, long long 
 // sinks[sink_start[k]:sink_start[k + 1]], ROI-local. roi_changed: 3 K flags, zero at launch: sweep s marks the ROIs
 // it changed in the s % 3 third, reads the (s - 1) % 3 third to skip the settled ones, and clears the (s + 1) % 3
 // third, last read one sweep before and written one sweep after, each across a grid-wide sync.
+// bound: K values, set to UNREACHED first. Where `bounded`, after each sweep an ROI's bound falls to its best sink's
+// total so far (distance plus stub cost), and no distance past it is written: costs are not negative, so no node on
+// a path to a sink at that total lies past it, and the best sink, its total and the path walked back to it are the
+// exact distances' (the CPU engine's), in fewer sweeps; distances past the best total are not kept. A bound read
+// while its ROI's thread lowers it is an older, larger one: still a bound.
 extern "C" __global__ void sweep(i64* d, const cost_t* cost_col, const cost_t* cost_row, const cost_t* cost_via,
                                   int K, int L, int H, int W, const long long* src, const i64* src_cost, int n_src,
                                   const long long* dims, const long long* sinks, const i64* sink_cost,
-                                  const long long* sink_start, int* path, long long* state, int* roi_changed) {
+                                  const long long* sink_start, int* path, long long* state, int* roi_changed,
+                                  i64* bound, int bounded) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     long long tid = grid.thread_rank(), threads = grid.size();
     long long hw = (long long)H * W, total = (long long)K * L * hw;
     for (long long i = tid; i < total; i += threads) d[i] = UNREACHED;
+    for (long long k = tid; k < K; k += threads) bound[k] = UNREACHED;
     grid.sync();
     for (long long i = tid; i < n_src; i += threads)
         if (src_cost[i] < BLOCKED)            // a source at BLOCKED is no source (a portal strict repair walls off)
@@ -168,18 +180,25 @@ extern "C" __global__ void sweep(i64* d, const cost_t* cost_col, const cost_t* c
         int any = 0;
         if (W > 1)
             any |= scan_lines(d, cost_col, lines_c, (long long)L * H, W, 1, [=](long long t) { return t * W; },
-                              active, now, tid, threads);
+                              active, now, bound, tid, threads);
         grid.sync();
         if (tid == 0) state[(s + 1) & 1] = 0;
         if (H > 1)
             any |= scan_lines(d, cost_row, lines_r, (long long)L * W, H, W,
-                              [=](long long t) { return (t / W) * hw + t % W; }, active, now, tid, threads);
+                              [=](long long t) { return (t / W) * hw + t % W; }, active, now, bound, tid, threads);
         grid.sync();
         if (L > 1)
             any |= scan_lines(d, cost_via, lines_l, hw, L, hw,
-                              [=](long long t) { return (t / hw) * L * hw + t % hw; }, active, now, tid, threads);
+                              [=](long long t) { return (t / hw) * L * hw + t % hw; }, active, now, bound, tid,
+                              threads);
         if (any) *changed = 1;
         grid.sync();
+        if (bounded)
+            for (long long k = tid; k < K; k += threads) {
+                long long pick;
+                i64 best = best_sink((int)k, d, dims, sinks, sink_cost, sink_start, L, H, W, &pick);
+                if (best < bound[k]) bound[k] = best;
+            }
         if (*changed == 0) {
             if (tid == 0) state[2] = s + 1;
             break;
