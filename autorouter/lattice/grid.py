@@ -55,7 +55,7 @@ class Lattice:
     def inside(self, nodes, rows: slice, cols: slice) -> np.ndarray:
         """Which nodes (flat indices, or flat row/col indices of the plane) lie in the window of rows and cols."""
         _, r, c = self.unravel(nodes)
-        return (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
+        return in_window(r, c, rows, cols)
 
     def window(self, x_min: float, y_min: float, x_max: float, y_max: float) -> tuple[slice, slice]:
         """Rows and columns whose nodes lie inside the box (clipped to the lattice)."""
@@ -75,6 +75,11 @@ class Lattice:
         r0 = np.maximum(0, np.ceil((y_min - self.y0) / self.pitch - ON_EDGE)).astype(np.int64)
         r1 = np.minimum(self.rows, np.floor((y_max - self.y0) / self.pitch + ON_EDGE) + 1).astype(np.int64)
         return r0, np.maximum(r0, r1), c0, np.maximum(c0, c1)
+
+
+def in_window(r: np.ndarray, c: np.ndarray, rows: slice, cols: slice) -> np.ndarray:
+    """Which of the nodes at rows r and columns c lie in the window of rows and cols."""
+    return (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
 
 
 def choose_pitch(bounds, n_layers: int, wanted: float, config) -> float:

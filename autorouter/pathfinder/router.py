@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..lattice.grid import in_window
 from ..search import BLOCKED, RoiRequest, SearchStopped
 from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii, in_sorted
 from .costs import CostSnapshot, node_penalty, stub_cost
@@ -619,10 +620,6 @@ def roi_window(lat, r: np.ndarray, c: np.ndarray, margin_mm: float, full: bool) 
     m = int(math.ceil(margin_mm / lat.pitch))
     return (slice(max(0, int(r.min()) - m), min(lat.rows, int(r.max()) + m + 1)),
             slice(max(0, int(c.min()) - m), min(lat.cols, int(c.max()) + m + 1)))
-
-
-def in_window(r: np.ndarray, c: np.ndarray, rows: slice, cols: slice) -> np.ndarray:
-    return (r >= rows.start) & (r < rows.stop) & (c >= cols.start) & (c < cols.stop)
 
 
 def to_local(lat, nodes, rows: slice, cols: slice) -> np.ndarray:
