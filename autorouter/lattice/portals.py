@@ -137,7 +137,7 @@ def straight_portals(pads: list[Pad], layers: np.ndarray, profile: Profile, latt
     longest[np.bincount(pair[kept], minlength=len(pads)) < MAX_PER_LAYER] = np.inf   # any node may still be kept
     rest = ~first & (bound <= longest[pair])
     legal[rest] = stubs_to_pads(profile, layers, nets, outlines, centres, pair, xy, end, rest)
-    length = np.hypot(*(xy - end).T)
+    length[rest] = np.hypot(*(xy[rest] - end[rest]).T)      # only their ends may have moved
     order = shortest_legal(pair, length, legal, MAX_PER_LAYER)
     nodes = lattice.index(layers[pair[order]], rr[order], cc[order])
     return pair[order], nodes, length[order], end[order]
