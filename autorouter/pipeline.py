@@ -200,7 +200,7 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starv
     if not clear_areas(outcome, relief_areas(board, lattice, short, fills_before)):
         return first
     second = join_rounds(board, rules, profiles, lattice, config, scope, first.tasks, outcome, starved_before,
-                         report)
+                         report, previous=first)
     if ((missing_joins(second.groups, scope), len(short_reliefs(board, rules, second, starved_before)))
             < (missing_joins(first.groups, scope), len(short))):
         return second
@@ -234,18 +234,20 @@ def relief_areas(board, lattice, short, fills_before) -> list[tuple[np.ndarray, 
 
 
 def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset(),
-                report=lambda event: None):
+                report=lambda event: None, previous: Joined | None = None):
     """Join what negotiation left apart: connections it dropped, and pads that the zone fills no longer join once
     the new tracks cut them (KiCad's refill predicted with them). Each round searches the missing joins with every
     other net as a wall (strict: whatever is found is legal); the first at the nets' own sizes, the later ones with
     the board's smallest track and via, which fit where the class sizes do not. Last, thermal reliefs the new
-    copper starved get a stub into their fill (zones.feed_starved). Returns them as Joined."""
+    copper starved get a stub into their fill (zones.feed_starved). Returns them as Joined. previous: what an
+    earlier call ended with, whose fills are predicted again only where the copper has changed since."""
     tasks = list(tasks)
     hole_gap = rules.hole_to_hole + config.clearance_margin
     fewest, stalled = None, 0
     tried = set()                 # the joins a way was made for already: a later round would only try them again
     seen: dict = {}               # the round's copper states (by their items) -> their fills and pad groups
-    last = None                   # the (tracks, vias, fills) predicted last: the next state is predicted from it
+    # the (tracks, vias, fills) predicted last: the next state is predicted from it
+    last = None if previous is None else (previous.tracks, previous.vias, previous.fills)
     items_memo: dict = {}         # each net's items, while its connections stay (routes_to_items)
 
     def items_now():
@@ -261,7 +263,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         tracks, vias = items_now()
         key = (tuple(tracks), tuple(vias))
         if key not in seen:
-            pieces = ()
+            pieces = []
             if board.zones:
                 since = None if last is None else (last[2], changed_items(last[0], last[1], tracks, vias))
                 pieces = predict_fill(board, rules, tracks, vias, since=since)
@@ -309,8 +311,12 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
             # the reliefs are fed even when time is up (a starved relief is a DRC error): with stubs, which cost
             # little, though not with stitching vias, which cut every plane they pass (75 s on teres_a64)
-            relief = relief_fill(board, rules, tracks, vias) if pieces else None
-            finished = Joined(tasks, tracks, vias, list(pieces), groups, relief)
+            relief = None
+            if pieces:
+                since = None if previous is None or previous.relief_fills is None else \
+                    (previous.relief_fills, changed_items(previous.tracks, previous.vias, tracks, vias))
+                relief = relief_fill(board, rules, tracks, vias, since=since)
+            finished = Joined(tasks, tracks, vias, pieces, groups, relief)
             if apart and not stopping:
                 report({"stage": "detail joins"})
                 finished = detail_joins(board, rules, config, scope, starved_before, finished,
@@ -390,7 +396,7 @@ def with_copper(board, rules, joined: Joined, tracks, vias) -> Joined:
     changed = changed_items(joined.tracks, joined.vias, tracks, vias)
     pieces, relief = at_once(partial(predict_fill, board, rules, tracks, vias, since=(joined.fills, changed)),
                              partial(relief_fill, board, rules, tracks, vias, since=(joined.relief_fills, changed)))
-    return joined._replace(tracks=tracks, vias=vias, fills=list(pieces), groups=pad_groups(board, tracks, vias, pieces),
+    return joined._replace(tracks=tracks, vias=vias, fills=pieces, groups=pad_groups(board, tracks, vias, pieces),
                            relief_fills=relief)
 
 

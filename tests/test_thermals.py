@@ -409,6 +409,22 @@ def test_a_fill_predicted_again_after_a_few_items_fills_only_the_zones_they_reac
     assert all(p is q for p, q in zip(untouched, without))
 
 
+def test_a_zone_below_one_the_changes_miss_takes_that_zones_fill_as_it_was(tmp_path):
+    # a GND track far from the S1 zone of higher priority: the GND fill is made again, knocked out by S1's fill as
+    # the last prediction made it (not filled again), and comes out as predicted afresh
+    board = load_board(g.write(g.zone_neck(), tmp_path))
+    rules = load_rules(board, RouterConfig())
+    gnd = next(n for n, name in board.net_names.items() if name == "GND")
+    s1_zone = next(i for i, z in enumerate(board.zones) if z.priority)
+    track = [Track((3.0, 3.0), (6.0, 3.0), 0.25, "F.Cu", gnd)]
+    without = predict(board, rules)
+    again = predict(board, rules, track, since=(without, track))
+    afresh = predict(board, rules, track)
+    assert again.fills[s1_zone, "F.Cu"] is without.fills[s1_zone, "F.Cu"]
+    assert [(p.zone, p.layer, p.pads) for p in again] == [(p.zone, p.layer, p.pads) for p in afresh]
+    assert all(p.shape.symmetric_difference(q.shape).area < 1e-9 for p, q in zip(again, afresh))
+
+
 def test_a_pads_own_clearance_overrides_its_zones_in_the_fill(tmp_path):
     # TP1 (S1) asks 0.05 mm, the GND zone 0.3, the board's minimum 0.03: the fill comes to 0.05 mm of the pad (and
     # the margin), as KiCad's; no override goes below the board's minimum (0.15 in the example project)

@@ -52,6 +52,16 @@ class Piece:
     zone: int = -1
 
 
+class Prediction(list):
+    """predict's pieces, with the fill of every zone and layer it made them from (zone_fill's, by (zone, layer)): a
+    later prediction with `since` takes the fills that no changed item reaches from here instead of filling them
+    again, where a zone below them in priority asks for them."""
+
+    def __init__(self, pieces=(), fills: dict | None = None):
+        super().__init__(pieces)
+        self.fills = fills if fills is not None else {}
+
+
 def connection(pad: Pad, zone: Zone) -> str:
     """none, thermal or solid: the pad's own setting (or its footprint's), else the zone's. KiCad's "thermal
     reliefs for through-hole pads only" connects the others solidly."""
@@ -284,16 +294,19 @@ def near_pairs(parts: np.ndarray, distance: float) -> np.ndarray:
 
 
 def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN, wired: bool = False,
-            since: tuple[list[Piece], list] | None = None) -> list[Piece]:
+            since: tuple[list[Piece], list] | None = None) -> Prediction:
     """The pieces of every zone's fill that join at least one pad, with the pads they join; wired: also those that
     join only tracks or vias of the zone's net, which KiCad keeps too (it removes the pieces that touch nothing).
     margin: how much more than KiCad is knocked out (MARGIN for connections, RELIEF_MARGIN for thermal reliefs).
     since: (pieces, changed): what predict gave, with the same margin and wired, for copper that differs from this
     only by the changed tracks and vias (added or taken away); a zone's fill on a layer that none of them comes
     within reach of is taken from those pieces, not filled again (a few stubs change a few fills, and on a large
-    board each fill costs seconds)."""
+    board each fill costs seconds). Where the pieces are a Prediction, so is such a fill where a changed zone below
+    it in priority asks for it (esp32_evb: a plane below hundreds of small zones)."""
     copper = Copper(board, rules, tracks, vias, margin)
     stale = stale_fills(board, copper, since[1]) if since is not None else None
+    if stale is not None:
+        copper.fills.update((key, fill) for key, fill in getattr(since[0], "fills", {}).items() if key not in stale)
     before: dict[tuple[int, str], list[Piece]] = {}
     for piece in since[0] if since is not None else ():
         before.setdefault((piece.zone, piece.layer), []).append(piece)
@@ -332,7 +345,7 @@ def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN, wir
             touched = set(touching(tree, parts, copper.geoms[own])[1].tolist())
             for p in sorted(set(joined) | set(joined_by) | touched):
                 pieces.append(Piece(zone.net, layer, parts[p], sorted(joined.get(p, ())), joined_by.get(p, []), zi))
-    return pieces
+    return Prediction(pieces, copper.fills)
 
 
 def touching(tree: STRtree, parts: np.ndarray, geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
