@@ -93,7 +93,7 @@ class RouteResult:
         if (net, reason) not in self.walls_found:
             pads = reason[len(NO_PATH):]
             found = [(t, i) for t in self.tasks if t.net == net
-                     for i, pin in enumerate(t.pins) if "/".join(p.name for p in pin.pads) == pads]
+                     for i, pin in enumerate(t.pins) if pin.names == pads]
             nets = [net_label(self.net_names.get(n, str(n)))
                     for n in (walled_in_by(*found[-1], self.routes, self.lattice) if found else [])]
             more = " ..." if len(nets) > MOST_NAMED else ""

@@ -244,3 +244,11 @@ def test_a_drawing_of_no_net_takes_the_net_of_the_pad_it_covers_as_kicad_gives_i
 def test_a_pads_own_net_of_no_connection_is_reported_as_the_pad(name, label):
     from autorouter.board.model import net_label
     assert net_label(name) == label
+
+
+def test_a_group_of_pads_names_each_pad_once():
+    # a QFN's exposed pad drawn as several shapes of one number is one pad to the user
+    from types import SimpleNamespace
+    from autorouter.board.model import pad_names
+    pads = [SimpleNamespace(name=n) for n in ["U1.28", "U1.29", "U1.29", "U1.29", "ESP-PROG1.4", "U1.29"]]
+    assert pad_names(pads) == "U1.28/U1.29/ESP-PROG1.4"

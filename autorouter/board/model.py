@@ -23,6 +23,12 @@ def net_label(name: str) -> str:
     return f"the unconnected pad {pad[1]}.{pad[2]}" if pad else name
 
 
+def pad_names(pads) -> str:
+    """A group of pads as a report names it: "U1.28/U1.29", each name once (a pad split into several shapes of one
+    number, such as a QFN's exposed pad in 14 parts, is one pad to the user)."""
+    return "/".join(dict.fromkeys(p.name for p in pads))
+
+
 def built_once(item, build) -> BaseGeometry:
     """The item's copper outline, built on first use and kept: the checker, the fill prediction and connectivity all
     ask for the same tracks' and vias' bodies, and buffering them is most of their cost."""

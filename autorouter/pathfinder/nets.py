@@ -8,7 +8,7 @@ import numpy as np
 import shapely
 
 from ..board.connectivity import pad_groups
-from ..board.model import Board, Pad, net_label
+from ..board.model import Board, Pad, net_label, pad_names
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
 from ..lattice.obstacles import FREE, HARD, Obstacles, Profile
@@ -28,6 +28,10 @@ class Pin:
     through: Portals | None = None
     crossed: frozenset = frozenset()
     blocked_by: str = ""          # what leaves it no portal, for the report (nets.blocked_by)
+
+    @property
+    def names(self) -> str:
+        return pad_names(self.pads)
 
 
 @dataclass
@@ -74,7 +78,7 @@ def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, l
         found = pins_portals(clusters, layer_index, profile, lattice, config.portal_radius)
         for group, portals in zip(clusters, found):
             if portals.nodes.size == 0:
-                blocked.append("/".join(p.name for p in group))
+                blocked.append(pad_names(group))
             starved = starved or not via_room(group, profile, lattice)
             pins.append(Pin(group, portals))
         if not blocked and not starved:
@@ -142,7 +146,7 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
             for pin in t.pins:
                 pin.portals, pin.through, pin.crossed = keep_clear_of(pin.portals, t.net, t.rules.track_width,
                                                                       lattice, tracks, gap)
-            t.blocked = ["/".join(p.name for p in pin.pads) for pin in t.pins if not pin.portals.nodes.size]
+            t.blocked = [pin.names for pin in t.pins if not pin.portals.nodes.size]
     mark_conflicts(tasks, lattice)
     for t in tasks:
         for pin in t.pins:

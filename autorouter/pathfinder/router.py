@@ -489,7 +489,7 @@ def grow_routes(batch: list[NetTask], ctx: Context, own: list | None = None) -> 
 
 def unreachable(pin) -> str:
     """Why a pin without portals cannot be joined: it lies off the board, or nothing legal reaches it."""
-    names = "/".join(p.name for p in pin.pads)
+    names = pin.names
     if pin.outside:
         return f"pad {names} lies outside the board outline"
     return f"pad {names} has no legal way in (blocked pad{': ' + pin.blocked_by if pin.blocked_by else ''})"
@@ -565,7 +565,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
             ready, requests, results, windows, extras):
         if res.path is None:
             if full:
-                names = "/".join(p.name for p in g.task.pins[j].pads)
+                names = g.task.pins[j].names
                 g.route.failed.append(f"{NO_PATH}{names}")
                 # it still starts a tree of its own that the pins after it may join: the two halves of a split
                 # keyboard, joined by a cable, share their nets' names
