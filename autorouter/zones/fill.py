@@ -356,7 +356,7 @@ def touching(tree: STRtree, parts: np.ndarray, geoms: np.ndarray) -> tuple[np.nd
     return i[hit], p[hit]
 
 
-def relief_fill(board: Board, rules, tracks=(), vias=(), since: tuple[list[Piece], list] | None = None) -> list[Piece]:
+def relief_fill(board: Board, rules, tracks=(), vias=(), since: tuple[list[Piece], list] | None = None) -> Prediction:
     """The fill on which thermal reliefs are judged: predict with KiCad's own tolerance (RELIEF_MARGIN), and the
     pieces that join only tracks and vias, where a track's far end counts as a spoke (c4_scalenode's shield pad:
     an F.Cu track from it to a via whose own piece of the In1.Cu fill holds nothing else). since: as predict's."""
