@@ -20,7 +20,7 @@ from .detail import detail_join
 from .lattice import build_obstacles, choose_pitch, make_lattice
 from .lattice.align import aligned_pitch, ball_grid
 from .lattice.grid import Lattice
-from .lattice.portals import crossings
+from .lattice.portals import crossings, track_index
 from .lattice.raster import nodes_inside
 from .board.connectivity import pad_groups
 from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, reconnect
@@ -297,8 +297,10 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         see stubs exactly."""
         new = [c for c in outcome.routes[net].connections if all(c is not b for b in before)]
         stubs = [(s, c.size) for c in new for s in c.stubs]
+        if not stubs:
+            return True
         return not any(crossings([s.points for s, _ in stubs], [s.layer for s, _ in stubs], net,
-                                 [size.track_width for _, size in stubs], lattice, items_now()[0],
+                                 [size.track_width for _, size in stubs], track_index(items_now()[0], lattice),
                                  rules.max_clearance))
 
     for round_ in range(FINISH_ROUNDS + 1):

@@ -107,13 +107,13 @@ def test_a_pin_whose_stubs_all_cross_tracks_keeps_its_way_through_the_fewest_net
     # finishing keeps stubs clear of the tracks made so far; where that leaves a pin no portal, its way in through
     # the fewest other nets' tracks is kept apart (Pin.through), with those nets, for make_way to move them
     from autorouter.board.model import Track
-    from autorouter.lattice.portals import keep_clear_of, stub_crossings
+    from autorouter.lattice.portals import keep_clear_of, stub_crossings, track_index
     board, lattice, profile, pins, config = routed_setup
     layer_index = {name: i for i, name in enumerate(board.copper_layers)}
     pin = pins[0]
     portals = pins_portals([pin], layer_index, profile, lattice, config.portal_radius)[0]
     net, width, gap = pin[0].net, 0.2, 0.2
-    clear, through, crossed = keep_clear_of(portals, net, width, lattice, [], gap)
+    clear, through, crossed = keep_clear_of(portals, net, width, lattice, track_index([], lattice), gap)
     assert clear.nodes.size == portals.nodes.size and not through.nodes.size and not crossed
     # every stub's far end (its node) under a track of net A, and the first stub's also under net B's (stubs of
     # some length: a node on the pad is a path's own, which the lattice's covers judge)
@@ -123,6 +123,7 @@ def test_a_pin_whose_stubs_all_cross_tracks_keeps_its_way_through_the_fewest_net
     tracks = [Track((float(a), float(b)), (float(a) + 1e-3, float(b)), 0.1, layer, 1001) for a, b in zip(x, y)]
     tracks.append(Track((float(x[0]), float(y[0])), (float(x[0]), float(y[0]) + 1e-3), 0.1, layer, 1002))
     others = portals.subset(on_layer)
+    tracks = track_index(tracks, lattice)
     clear, through, crossed = keep_clear_of(others, net, width, lattice, tracks, gap)
     assert not clear.nodes.size
     each = stub_crossings(others, net, width, lattice, tracks, gap)

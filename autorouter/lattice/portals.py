@@ -328,7 +328,27 @@ def mark_stub_conflicts(pins_by_net: list[tuple[int, float, float, list]], latti
         owners[o][3].blocks = found
 
 
-def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tracks,
+@dataclass
+class TrackIndex:
+    """Tracks made so far, each as its centre line in one STRtree: built once for the thousands of stubs that a
+    round of finishing checks against them (a tree per stub cost vme-wren minutes: 21 million lines)."""
+    lines: np.ndarray          # shapely LineStrings, start to end
+    widths: np.ndarray
+    layers: np.ndarray         # lattice layer index (-1: a layer the lattice does not route)
+    nets: np.ndarray
+    tree: STRtree
+
+
+def track_index(tracks, lattice: Lattice) -> TrackIndex:
+    layer_of = {name: i for i, name in enumerate(lattice.layers)}
+    ends = np.array([(t.start, t.end) for t in tracks], np.float64).reshape(-1, 2, 2)
+    lines = shapely.linestrings(ends) if len(ends) else np.zeros(0, object)
+    return TrackIndex(lines, np.array([t.width for t in tracks], np.float64),
+                      np.array([layer_of.get(t.layer, -1) for t in tracks], np.int64),
+                      np.array([t.net for t in tracks], np.int64), STRtree(lines))
+
+
+def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tracks: TrackIndex,
                   gap: float) -> tuple[Portals, Portals, frozenset]:
     """The portals whose stubs keep clear of `tracks` (routed already) of other nets: the half widths plus `gap`.
     Where no stub does, also the pin's way in through the fewest of those nets: the portals whose stubs cross the
@@ -341,31 +361,27 @@ def keep_clear_of(portals: Portals, net: int, width: float, lattice: Lattice, tr
             frozenset().union(*(c for c, f in zip(crossed, fewest) if f)))
 
 
-def stub_crossings(portals: Portals, net: int, width: float, lattice: Lattice, tracks, gap: float) -> list[set[int]]:
+def stub_crossings(portals: Portals, net: int, width: float, lattice: Lattice, tracks: TrackIndex,
+                   gap: float) -> list[set[int]]:
     """Per portal, the other nets whose tracks its stub comes nearer to than the half widths plus `gap`."""
     return crossings([portals.points(k, lattice) for k in range(portals.nodes.size)], portals.nodes // lattice.plane,
-                     net, width, lattice, tracks, gap)
+                     net, width, tracks, gap)
 
 
-def crossings(polylines: list, layers, net: int, width, lattice: Lattice, tracks, gap: float) -> list[set[int]]:
+def crossings(polylines: list, layers, net: int, width, tracks: TrackIndex, gap: float) -> list[set[int]]:
     """Per polyline (points in mm, a track of `width` on lattice layer layers[i]), the other nets whose tracks come
     nearer to it than the half widths plus `gap`."""
     crossed: list[set[int]] = [set() for _ in polylines]
-    others = [t for t in tracks if t.net != net]
-    if not others or not polylines:
+    if not tracks.lines.size or not polylines:
         return crossed
-    bodies = np.array([shapely.LineString([t.start, t.end]) for t in others], dtype=object)
-    widths = np.array([t.width for t in others])
-    layer_of = {name: i for i, name in enumerate(lattice.layers)}
-    on = np.array([layer_of.get(t.layer, -1) for t in others])
     lines = np.array([shapely.LineString(p) for p in polylines], dtype=object)
     width = np.broadcast_to(np.asarray(width, np.float64), (len(polylines),))
-    k, j = STRtree(bodies).query(lines, predicate="dwithin", distance=gap + (width.max() + widths.max()) / 2)
-    same = on[j] == np.asarray(layers)[k]
-    k, j = k[same], j[same]
-    near = shapely.distance(lines[k], bodies[j]) < gap + (width[k] + widths[j]) / 2
-    for a, b in zip(k[near].tolist(), j[near].tolist()):
-        crossed[a].add(others[b].net)
+    k, j = tracks.tree.query(lines, predicate="dwithin", distance=gap + (width.max() + tracks.widths.max()) / 2)
+    keep = (tracks.layers[j] == np.asarray(layers)[k]) & (tracks.nets[j] != net)
+    k, j = k[keep], j[keep]
+    near = shapely.distance(lines[k], tracks.lines[j]) < gap + (width[k] + tracks.widths[j]) / 2
+    for a, b in zip(k[near].tolist(), tracks.nets[j[near]].tolist()):
+        crossed[a].add(b)
     return crossed
 
 

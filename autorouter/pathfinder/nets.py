@@ -12,7 +12,8 @@ from ..board.model import Board, Pad, net_label, pad_names
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
 from ..lattice.obstacles import FREE, HARD, Obstacles, Profile
-from ..lattice.portals import EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pins_portals
+from ..lattice.portals import (EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pins_portals,
+                               track_index)
 from ..mst import boruvka, complete_edges, connection_order, dense_tree
 
 
@@ -142,10 +143,11 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
                                [fills[i] for i in order]))
     gap = rules.max_clearance + config.clearance_margin
     if tracks:                  # joining what routing left apart: stubs must keep clear of the tracks made so far
+        made = track_index(tracks, lattice)
         for t in tasks:
             for pin in t.pins:
                 pin.portals, pin.through, pin.crossed = keep_clear_of(pin.portals, t.net, t.rules.track_width,
-                                                                      lattice, tracks, gap)
+                                                                      lattice, made, gap)
             t.blocked = [pin.names for pin in t.pins if not pin.portals.nodes.size]
     mark_conflicts(tasks, lattice)
     for t in tasks:
