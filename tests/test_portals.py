@@ -122,6 +122,7 @@ def test_a_pin_whose_stubs_all_cross_tracks_keeps_its_way_through_the_fewest_net
     x, y = lattice.node_xy(portals.nodes[on_layer])
     tracks = [Track((float(a), float(b)), (float(a) + 1e-3, float(b)), 0.1, layer, 1001) for a, b in zip(x, y)]
     tracks.append(Track((float(x[0]), float(y[0])), (float(x[0]), float(y[0]) + 1e-3), 0.1, layer, 1002))
+    tracks.append(Track((float(x[0]), float(y[0])), (float(x[0]) + 1e-3, float(y[0])), 0.1, layer, net))  # its own
     others = portals.subset(on_layer)
     tracks = track_index(tracks, lattice)
     clear, through, crossed = keep_clear_of(others, net, width, lattice, tracks, gap)

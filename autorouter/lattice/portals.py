@@ -331,7 +331,7 @@ def mark_stub_conflicts(pins_by_net: list[tuple[int, float, float, list]], latti
 @dataclass
 class TrackIndex:
     """Tracks made so far, each as its centre line in one STRtree: built once for the thousands of stubs that a
-    round of finishing checks against them (a tree per stub cost vme-wren minutes: 21 million lines)."""
+    round of finishing checks against them (a tree built for each pin cost vme-wren minutes: 21 million lines)."""
     lines: np.ndarray          # shapely LineStrings, start to end
     widths: np.ndarray
     layers: np.ndarray         # lattice layer index (-1: a layer the lattice does not route)
@@ -340,6 +340,7 @@ class TrackIndex:
 
 
 def track_index(tracks, lattice: Lattice) -> TrackIndex:
+    """The index of these board tracks (arcs by their chords) on the lattice's layers."""
     layer_of = {name: i for i, name in enumerate(lattice.layers)}
     ends = np.array([(t.start, t.end) for t in tracks], np.float64).reshape(-1, 2, 2)
     lines = shapely.linestrings(ends) if len(ends) else np.zeros(0, object)
