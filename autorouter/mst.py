@@ -1,10 +1,11 @@
 """Pin ordering: a Borůvka minimum spanning tree over each net's pins, vectorised with NumPy.
 
 Edges are all pin pairs (i < j) weighted by the shortest distance between their pads, in micrometres (integers, so
-ties are exact); ties are broken by edge index, which makes the tree deterministic (seed 001). `boruvka` is written
-against an array module: with xp=cupy the same steps run on the GPU and give the same tree. On the CPU, `dense_tree`
-finds that tree by Prim's steps on the weight matrix: Borůvka sorts every edge in each round, and a ground net of
-2,000 pins has two million.
+ties are exact); ties are broken by edge index, which makes the tree deterministic (seed 001). `dense_tree` finds
+that tree by Prim's steps on the weight matrix: Borůvka sorts every edge in each round, and a ground net of 2,000
+pins has two million. The trees stay on the host with a GPU engine too: every tree of vme-wren (1,300 nets, the
+largest of 1,319 pins) takes 0.13 s so, no less on the GPU, where CuPy's first compiles of its sorts cost 12-15 s
+(benchmarks/CORPUS.md, 2026-11-28).
 """
 from __future__ import annotations
 
@@ -23,25 +24,25 @@ def complete_edges(points: np.ndarray, labels: np.ndarray | None = None) -> tupl
     return u, v, np.rint(pin[u, v] * 1000).astype(np.int64)
 
 
-def boruvka(n: int, u, v, w, xp=np):
-    """Indices of the edges of a minimum spanning forest of n vertices (sorted), as an xp array."""
-    comp = xp.arange(n)
-    chosen = xp.zeros(len(u), dtype=bool)
-    edge_id = xp.arange(len(u))
+def boruvka(n: int, u, v, w) -> np.ndarray:
+    """Indices of the edges of a minimum spanning forest of n vertices (sorted)."""
+    comp = np.arange(n)
+    chosen = np.zeros(len(u), dtype=bool)
+    edge_id = np.arange(len(u))
     while True:
         cu, cv = comp[u], comp[v]
         cross = cu != cv
-        if not bool(cross.any()):
+        if not cross.any():
             break
-        ends = xp.concatenate([cu[cross], cv[cross]])
-        ids = xp.concatenate([edge_id[cross], edge_id[cross]])
+        ends = np.concatenate([cu[cross], cv[cross]])
+        ids = np.concatenate([edge_id[cross], edge_id[cross]])
         weights = w[ids]
-        order = xp.lexsort(xp.stack([ids, weights, ends]))   # per component: cheapest, then lowest edge index
-        first = xp.unique(ends[order], return_index=True)[1]
-        picked = xp.unique(ids[order][first])
+        order = np.lexsort(np.stack([ids, weights, ends]))   # per component: cheapest, then lowest edge index
+        first = np.unique(ends[order], return_index=True)[1]
+        picked = np.unique(ids[order][first])
         chosen[picked] = True
-        comp = merge(comp, u[picked], v[picked], xp)
-    return xp.flatnonzero(chosen)
+        comp = merge(comp, u[picked], v[picked])
+    return np.flatnonzero(chosen)
 
 
 def dense_tree(n: int, u, v, w) -> np.ndarray:
@@ -69,18 +70,18 @@ def dense_tree(n: int, u, v, w) -> np.ndarray:
     return np.sort(chosen)
 
 
-def merge(comp, a, b, xp=np):
+def merge(comp, a, b):
     """Union the components joined by edges (a, b); each new component takes its smallest label."""
-    parent = xp.arange(len(comp))                      # over component labels
+    parent = np.arange(len(comp))                      # over component labels
     ra, rb = comp[a], comp[b]
     while True:
-        low = xp.minimum(parent[ra], parent[rb])
+        low = np.minimum(parent[ra], parent[rb])
         hooked = parent.copy()
-        xp.minimum.at(hooked, parent[ra], low)
-        xp.minimum.at(hooked, parent[rb], low)
-        while not bool(xp.array_equal(hooked, hooked[hooked])):
+        np.minimum.at(hooked, parent[ra], low)
+        np.minimum.at(hooked, parent[rb], low)
+        while not np.array_equal(hooked, hooked[hooked]):
             hooked = hooked[hooked]                    # pointer jumping to the root
-        if bool(xp.array_equal(hooked, parent)):
+        if np.array_equal(hooked, parent):
             return parent[comp]
         parent = hooked
 

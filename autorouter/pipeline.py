@@ -520,10 +520,10 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
                 break
             report({"stage": "retry", "attempt": len(done) + 1, "missing": missing})
             if (variant.pitch, variant.sizes) != (config.pitch, config.sizes):     # another lattice: set up again
-                ready = set_up(board, rules, variant, nets, engine.xp, report, like=ready)
+                ready = set_up(board, rules, variant, nets, report, like=ready)
             else:
                 ready = replace(ready, tasks=build_tasks(board, rules, ready.profiles, ready.lattice, variant, nets,
-                                                         xp=engine.xp, pieces=ready.pieces))
+                                                         pieces=ready.pieces))
         outcome = settle(ready.tasks, board, rules, ready.profiles, ready.lattice, engine, variant, report,
                          should_stop, started)
         t0 = time.monotonic()
@@ -564,7 +564,7 @@ class SetUp:
 
 
 def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str] | None = None,
-           xp=np, report=lambda event: None, like: SetUp | None = None) -> SetUp:
+           report=lambda event: None, like: SetUp | None = None) -> SetUp:
     """The stages before the first search: lattice and obstacles, then pins, portals and MST order. like: a set-up
     of the board on another lattice, whose zone fills and spoke guards (none of them depends on the lattice) are
     taken over rather than predicted again."""
@@ -581,7 +581,7 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
         profiles[net]                       # rasterise the classes in use now, so the lattice stage owns its time
     timings["lattice"] = time.monotonic() - t0
     t0 = time.monotonic()
-    tasks = build_tasks(board, rules, profiles, lattice, config, nets, xp=xp, pieces=pieces)
+    tasks = build_tasks(board, rules, profiles, lattice, config, nets, pieces=pieces)
     scope = {net for net, name in board.net_names.items() if net and (nets is None or name in nets)}
     apart = {net: len(g) for net, g in pad_groups(board, pieces=pieces).items() if net in scope}
     timings["pins and MST"] = time.monotonic() - t0
@@ -594,7 +594,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     report = on_progress or (lambda event: None)
     started = time.monotonic()
     engine, engine_note = engine or make_search_engine(config)
-    ready = set_up(board, rules, config, nets, engine.xp, report)
+    ready = set_up(board, rules, config, nets, report)
     scope, apart = ready.scope, ready.apart
     timings = dict(ready.timings)
     needed = sum(n - 1 for n in apart.values())

@@ -244,16 +244,3 @@ def test_route_output_identical_across_backends(name, tmp_path):
         assert proc.returncode in (0, 1), proc.stderr
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
-
-
-@pytest.mark.parametrize("n", [2, 33, 400, 1500])
-def test_boruvka_on_the_gpu_gives_the_cpu_tree(n):
-    import cupy
-    from autorouter.mst import boruvka, complete_edges
-    seed = fresh_seed()
-    rng = np.random.default_rng(seed)
-    points = np.round(rng.random((n, 2)) * 20, 1)         # coarse grid: many equal weights, ties by edge index
-    u, v, w = complete_edges(points)
-    cpu = boruvka(n, u, v, w)
-    gpu = boruvka(n, cupy.asarray(u), cupy.asarray(v), cupy.asarray(w), xp=cupy).get()
-    assert np.array_equal(cpu, gpu), seed

@@ -163,39 +163,10 @@ def test_negotiation_never_asks_which_engine_it_has(tmp_path):
     from autorouter.pathfinder import build_tasks, negotiate
     from autorouter.search.cpu import CpuEngine
     board, rules, config, lattice, profiles = channel_set_up(tmp_path)
-    outcomes = [negotiate(build_tasks(board, rules, profiles, lattice, config, xp=engine.xp), lattice, rules, engine,
+    outcomes = [negotiate(build_tasks(board, rules, profiles, lattice, config), lattice, rules, engine,
                           config) for engine in (CpuEngine(64), AnyEngine())]
     routes = [{net: [list(p) for p in r.paths] for net, r in o.routes.items()} for o in outcomes]
     assert routes[0] == routes[1] and len(routes[0]) == 3 and all(routes[0].values())
-
-
-class CountingNumpy:
-    """NumPy under another name, counting the arrays handed to it: the array module of an engine whose memory is not
-    the host's."""
-
-    def __init__(self):
-        self.uploads = 0
-
-    def __getattr__(self, name):
-        return getattr(np, name)
-
-    def asarray(self, a, *args, **kwargs):
-        self.uploads += 1
-        return np.asarray(a, *args, **kwargs)
-
-    def asnumpy(self, a):
-        return np.asarray(a)
-
-
-def test_a_large_nets_tree_is_built_with_the_engines_array_module():
-    from autorouter.mst import boruvka, complete_edges
-    from autorouter.pathfinder.nets import GPU_TREE_PINS, spanning_tree
-    rng = np.random.default_rng(5)
-    for n, uploads in ((GPU_TREE_PINS - 1, 0), (GPU_TREE_PINS, 3)):
-        u, v, w = complete_edges(np.round(rng.random((n, 2)) * 20, 1))
-        xp = CountingNumpy()
-        assert np.array_equal(spanning_tree(n, u, v, w, xp), boruvka(n, u, v, w))
-        assert xp.uploads == uploads
 
 
 def test_a_step_outside_a_stubs_cover_keeps_its_clearance_from_the_stub():
@@ -246,7 +217,7 @@ def test_a_route_left_in_the_occupancy_is_no_price_to_its_own_net(tmp_path):
     from autorouter.pathfinder.costs import CostSnapshot, node_penalty, own_cover, roi_costs
     from autorouter.search.cpu import CpuEngine
     board, rules, config, lattice, profiles = channel_set_up(tmp_path, nets=6)
-    tasks = build_tasks(board, rules, profiles, lattice, config, xp=np)
+    tasks = build_tasks(board, rules, profiles, lattice, config)
     outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config)
     occ, task = outcome.context.occ, tasks[2]
     route = outcome.routes[task.net]
@@ -273,7 +244,7 @@ def test_nets_searched_together_where_they_overlap_end_legal(tmp_path):
     config = replace(config, batch_overlap=True)
     runs = []
     for _ in range(2):
-        tasks = build_tasks(board, rules, profiles, lattice, config, xp=np)
+        tasks = build_tasks(board, rules, profiles, lattice, config)
         outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config)
         occ = outcome.context.occ
         assert all(occ.conflicts(r) == 0 for r in outcome.routes.values())
@@ -293,7 +264,7 @@ def test_nets_in_conflict_with_each_other_never_share_a_batch(tmp_path):
     from autorouter.search.cpu import CpuEngine
     board, rules, config, lattice, profiles = channel_set_up(tmp_path, nets=6)
     config = replace(config, batch_overlap=True, batch_size=4)
-    tasks = build_tasks(board, rules, profiles, lattice, config, xp=np)
+    tasks = build_tasks(board, rules, profiles, lattice, config)
     occ = Occupancy(lattice)
     ctx = Context(lattice, occ, CpuEngine(64), config, rules)
     routes = dict(zip([t.net for t in tasks], route_batch(tasks, ctx)))
@@ -314,7 +285,7 @@ def test_negotiation_cut_by_its_deadline_still_ends_legal(tmp_path):
     from autorouter.pathfinder import build_tasks, negotiate
     from autorouter.search.cpu import CpuEngine
     board, rules, config, lattice, profiles = channel_set_up(tmp_path, nets=6)
-    tasks = build_tasks(board, rules, profiles, lattice, config, xp=np)
+    tasks = build_tasks(board, rules, profiles, lattice, config)
     outcome = negotiate(tasks, lattice, rules, CpuEngine(64), config, until=time.monotonic() - 1)
     assert outcome.iterations == 1 and outcome.stopped_early == "time limit"
     occ = outcome.context.occ

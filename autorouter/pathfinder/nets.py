@@ -14,7 +14,7 @@ from ..lattice.grid import Lattice
 from ..lattice.obstacles import FREE, HARD, Obstacles, Profile
 from ..lattice.portals import (EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pins_portals,
                                track_index)
-from ..mst import boruvka, complete_edges, connection_order, dense_tree
+from ..mst import complete_edges, connection_order, dense_tree
 
 
 @dataclass
@@ -103,23 +103,12 @@ def via_room(pads: list[Pad], profile, lattice) -> bool:
     return False
 
 
-GPU_TREE_PINS = 256     # nets with this many pins build their tree in the search engine's memory (a GPU's)
-
-
-def spanning_tree(n: int, u, v, w, xp=np) -> np.ndarray:
-    """The pins' minimum spanning tree: a large net's by Borůvka with xp, the search engine's array module (a
-    GPU's); otherwise by Prim's steps on the host, which find the same tree faster there."""
-    if xp is np or n < GPU_TREE_PINS:
-        return dense_tree(n, u, v, w)
-    return xp.asnumpy(boruvka(n, xp.asarray(u), xp.asarray(v), xp.asarray(w), xp=xp))
-
-
 def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: Lattice, config,
-                only: set[str] | None = None, xp=np, pieces=(), tracks=(), vias=(),
+                only: set[str] | None = None, pieces=(), tracks=(), vias=(),
                 smallest: bool = False) -> list[NetTask]:
     """One task per net whose pads are not yet one group: groups of pads that the board's tracks and vias (and the
     given new ones), or the zone fills KiCad will make (pieces), already join are one pin each. smallest: route at
-    the board's smallest track and via, not the class's. xp: the search engine's array module (spanning_tree)."""
+    the board's smallest track and via, not the class's."""
     tasks = []
     names = board.net_names
     piece_of: dict[int, list[int]] = {}
@@ -137,7 +126,7 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
         points = np.array([(p.x, p.y) for group in clusters for p in group])
         labels = np.repeat(np.arange(len(clusters)), [len(g) for g in clusters])
         u, v, w = complete_edges(points, labels)
-        order = connection_order(len(clusters), u, v, spanning_tree(len(clusters), u, v, w, xp))
+        order = connection_order(len(clusters), u, v, dense_tree(len(clusters), u, v, w))
         tasks.append(make_task(net, name, [clusters[i] for i in order], board, rules, profiles, lattice, config,
                                smallest or prefers_smallest(rules.for_net(net), rules, config),
                                [fills[i] for i in order]))
