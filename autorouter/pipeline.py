@@ -16,7 +16,7 @@ import numpy as np
 from .board.model import Board, Track, Via, net_label
 from .board.rules import DesignRules
 from .config import RouterConfig
-from .detail import detail_join
+from .detail import detail_join, join_through
 from .lattice import build_obstacles, choose_pitch, make_lattice
 from .lattice.align import aligned_pitch, ball_grid
 from .lattice.grid import Lattice
@@ -158,6 +158,10 @@ ROOM_SHARE = 0.6
 # after FINISH_STALL rounds without a new low.
 FINISH_ROUNDS = 8
 FINISH_STALL = 2
+# Without a time limit, the detail joins stop after this many nets in a row joined nothing: a search on the fine grid
+# that finds no way visits up to a million points in Python (seconds): c4_esp32p4_devkit, 39 joins short, spent more
+# than 200 s there (benchmarks/CORPUS.md, 2026-11-28). With a time limit, the limit ends them.
+DETAIL_STALL = 8
 
 # Where joins are still missing once finished, routing starts over with the next of these changes to the settings
 # (a number: a factor on the config field; a string: its value; best_attempt). Which costs settle a congested board
@@ -333,17 +337,28 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
 
 
 def detail_joins(board, rules, config, scope, starved_before, joined: Joined, should_stop) -> Joined:
-    """The nets still apart once the join rounds are done, joined in exact geometry on a fine grid (detail): each
-    join kept where the board then misses fewer joins and starves no more thermal reliefs."""
+    """The nets still apart once the join rounds are done, joined in exact geometry on a fine grid (detail), else
+    through other nets' new copper, which then moves (join_through): each join kept where the board then misses
+    fewer joins and starves no more thermal reliefs. Without a time limit, it stops after DETAIL_STALL nets in a row
+    that joined nothing."""
     starved, copper = None, None
+    fruitless = 0
     for net in sorted(n for n, g in joined.groups.items() if n in scope and len(g) > 1):
+        if not config.time_limit and fruitless >= DETAIL_STALL:
+            break
+        before = missing_joins(joined.groups, scope)
         while not should_stop():
             copper = copper or Copper(board, rules, joined.tracks, joined.vias)
             found = detail_join(board, rules, net, joined.tracks, joined.vias, joined.fills, config.clearance_margin,
-                                copper)
-            if found is None:
-                break
-            tracks, vias = joined.tracks + found[0], joined.vias + found[1]
+                                copper, should_stop)
+            if found is not None:
+                tracks, vias = joined.tracks + found[0], joined.vias + found[1]
+            else:
+                found = join_through(board, rules, net, joined.tracks, joined.vias, joined.fills,
+                                     config.clearance_margin, should_stop)
+                if found is None:
+                    break
+                tracks, vias = found
             if joined.relief_fills is None:         # no fills to predict again
                 trial = joined._replace(tracks=tracks, vias=vias, groups=pad_groups(board, tracks, vias, joined.fills))
             else:
@@ -358,6 +373,7 @@ def detail_joins(board, rules, config, scope, starved_before, joined: Joined, sh
                     break
                 starved = now
             joined, copper = trial, None
+        fruitless = 0 if missing_joins(joined.groups, scope) < before else fruitless + 1
     return joined
 
 

@@ -3,6 +3,7 @@ octilinear runs, and a join made on a fine grid that is legal for our DRC."""
 import math
 
 import numpy as np
+import pytest
 import shapely
 
 import generated
@@ -45,6 +46,17 @@ def test_the_cheapest_way_round_a_wall_is_octilinear_runs():
     assert len(corners) <= 6                                                       # runs merged, not single steps
 
 
+def test_a_search_with_no_way_gives_up_when_told_to():
+    open_ = np.ones((1, 400, 400), bool)
+    open_[0, 398:, 398:] = False                  # the target walled off: the search would visit every other point
+    sources, targets = np.zeros_like(open_), np.zeros_like(open_)
+    sources[0, 0, 0], targets[0, 399, 399] = True, True
+    asked = []
+    assert cheapest_path(open_, np.zeros((400, 400), bool), sources, targets, 1.0, (399, 399),
+                         lambda: asked.append(1) or "time limit") is None
+    assert len(asked) == 1
+
+
 def test_a_via_joins_two_layers_where_one_is_walled(tmp_path):
     open_ = np.ones((2, 5, 9), bool)
     open_[0, :, 4] = False                        # F.Cu walled across: the way drops to B.Cu and back
@@ -55,8 +67,11 @@ def test_a_via_joins_two_layers_where_one_is_walled(tmp_path):
     assert [layer for layer, _ in found_runs] == [0, 1, 0] and len(vias) == 2
 
 
-def test_a_join_through_a_slot_narrower_than_the_pitch_is_legal(tmp_path):
-    board = load_board(generated.write(generated.slot(gap=0.7, at=10.5, outside=14), tmp_path))
+@pytest.mark.parametrize("outside", [14, 24])
+def test_a_join_through_a_slot_narrower_than_the_pitch_is_legal(outside, tmp_path):
+    # outside=24: the pads 17 mm apart, and the slot still passed at the fine step (c4_buspirate6's U2.18, 14.8 mm
+    # from its net, leaves between its neighbours' vias)
+    board = load_board(generated.write(generated.slot(gap=0.7, at=10.5, outside=outside), tmp_path))
     rules = load_rules(board, load_config())
     found = detail_join(board, rules, board.pads[0].net, [], [], [], 0.001)
     assert found is not None
@@ -115,3 +130,28 @@ def test_a_join_keeps_the_hole_clearance_from_another_nets_via(tmp_path):
     tracks, vias = found
     assert check(board, rules, tracks, vias, only_new=True).violations == []
     assert min(t.body().distance(shapely.Point(8, 5)) for t in tracks) >= 0.15 + 0.3
+
+
+def test_a_pin_walled_in_by_a_new_track_is_joined_through_it_and_the_track_moves(tmp_path):
+    # net B's new track on F.Cu walls TP1 (net A, F.Cu only) in: a keep-out on B.Cu left of it forbids the via A would
+    # need, and the board's edge is too near B's pads to pass round them. A crosses B's track, which joins its two
+    # through-hole pads again on B.Cu.
+    from autorouter.detail import join_through
+    b = generated.TestBoard("through", 2, 20, 10)
+    for ref, x in (("TP1", 4), ("TP2", 16)):
+        b.footprint(ref, "TestPoint", x, 5, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, "A")], True)
+    for ref, y in (("J1", 1.2), ("J2", 8.8)):
+        b.footprint(ref, "Pin", 10, y, [b.tht_pad(ref, 1, 0, 0, "B", True)], False)
+    b.zone(None, ["B.Cu"], [(0, 0), (9.6, 0), (9.6, 10), (0, 10)], keepout=True)
+    board = load_board(generated.write(b, tmp_path))
+    rules = load_rules(board, load_config())
+    a, b_net = board.pads[0].net, board.pads[2].net
+    wall = [Track((10, 1.2), (10, 8.8), 0.25, "F.Cu", b_net)]
+    assert detail_join(board, rules, a, wall, [], [], 0.001) is None
+    found = join_through(board, rules, a, wall, [], [], 0.001)
+    assert found is not None
+    tracks, vias = found
+    assert wall[0] not in tracks
+    assert check(board, rules, tracks, vias, only_new=True).violations == []
+    groups = pad_groups(board, tracks, vias)
+    assert len(groups[a]) == 1 and len(groups[b_net]) == 1

@@ -21,6 +21,7 @@ from ..board.geometry import grow_all
 SLACK = math.sqrt(2) / 2          # in steps: the farthest a point of a diagonal step lies from both its ends
 MOVES = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc]
 TURN = 0.25                       # in steps: the cost of a change of direction, so that runs stay straight
+STOP_EVERY = 1 << 16              # points visited between two looks at the time limit
 
 
 @dataclass
@@ -64,57 +65,75 @@ class FineGrid:
 
 
 def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, targets: np.ndarray, via_cost: float,
-                  aim: tuple[float, float]) -> list[tuple[int, int, int]] | None:
+                  aim: tuple[float, float], should_stop=lambda: "",
+                  price: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[int, int, int]] | None:
     """The cheapest path of (layer, row, col) points from a source to a target, all open, by A*: steps to the eight
     neighbours on a layer (1, or sqrt 2 diagonally, plus TURN where the direction changes), and from one layer to any
     other where a via may stand (via_cost). open_, sources, targets: (layers, rows, cols) booleans; via_open (rows,
     cols); aim: the (row, col) the search heads for (the nearest target), which orders it without bounding it.
-    The window is small (finishing's last joins), so the loop over its points is cheap."""
+    A loop over points in Python: where no path exists it may visit a million of them (seconds), so it asks
+    should_stop every STOP_EVERY points and gives up (None) when told to. price: what entering each point
+    ((layers, rows, cols) floats) and standing a via on each site ((rows, cols)) cost on top of the step (a way through
+    other nets' copper: detail.through)."""
     layers, rows, cols = open_.shape
     plane = rows * cols
     flat_open = open_.ravel()
     flat_via = via_open.ravel()
+    extra, via_extra = (np.zeros(open_.size), np.zeros(plane)) if price is None else (p.ravel() for p in price)
     is_target = (targets & open_).ravel()
     ar, ac = aim
+    octile = math.sqrt(2) - 1
 
     def guess(r: int, c: int) -> float:
         dr, dc = abs(r - ar), abs(c - ac)
-        return max(dr, dc) + (math.sqrt(2) - 1) * min(dr, dc)
+        return max(dr, dc) + octile * min(dr, dc)
 
+    moves = [(k, dr, dc, dr * cols + dc, 1.0 if dr == 0 or dc == 0 else math.sqrt(2))
+             for k, (dr, dc) in enumerate(MOVES)]
     cost = np.full(open_.size, np.inf)
     parent = np.full(open_.size, -1, np.int64)
     heading = np.full(open_.size, -1, np.int8)          # the move that reached the point (-1: a source or a via)
+    closed = np.zeros(open_.size, bool)                 # the guess is consistent: a point's first visit is its best
     heap = []
     for v in np.flatnonzero((sources & open_).ravel()).tolist():
         cost[v] = 0.0
         r, c = divmod(v % plane, cols)
         heap.append((guess(r, c), v))
     heapq.heapify(heap)
+    popped = 0
     while heap:
         _, v = heapq.heappop(heap)
+        if closed[v]:
+            continue
+        closed[v] = True
+        popped += 1
+        if popped % STOP_EVERY == 0 and should_stop():
+            return None
         if is_target[v]:
             return unwind(parent, v, rows, cols)
-        base = cost[v]
+        base = float(cost[v])
         l, rest = divmod(v, plane)
         r, c = divmod(rest, cols)
         came = heading[v]
-        for k, (dr, dc) in enumerate(MOVES):
+        for k, dr, dc, offset, length in moves:
             nr, nc = r + dr, c + dc
             if not (0 <= nr < rows and 0 <= nc < cols):
                 continue
-            u = v + dr * cols + dc
-            if not flat_open[u]:
+            u = v + offset
+            if not flat_open[u] or closed[u]:
                 continue
-            step = (1.0 if dr == 0 or dc == 0 else math.sqrt(2)) + (TURN if came >= 0 and came != k else 0.0)
-            if base + step < cost[u]:
-                cost[u], parent[u], heading[u] = base + step, v, k
-                heapq.heappush(heap, (base + step + guess(nr, nc), u))
+            g = base + length + (TURN if came >= 0 and came != k else 0.0) + extra[u]
+            if g < cost[u]:
+                cost[u], parent[u], heading[u] = g, v, k
+                dr, dc = abs(nr - ar), abs(nc - ac)
+                heapq.heappush(heap, (g + max(dr, dc) + octile * min(dr, dc), u))
         if flat_via[rest]:
             for m in range(layers):
                 u = m * plane + rest
-                if m != l and flat_open[u] and base + via_cost < cost[u]:
-                    cost[u], parent[u], heading[u] = base + via_cost, v, -1
-                    heapq.heappush(heap, (base + via_cost + guess(r, c), u))
+                through = base + via_cost + via_extra[rest] + extra[u]
+                if m != l and flat_open[u] and through < cost[u]:
+                    cost[u], parent[u], heading[u] = through, v, -1
+                    heapq.heappush(heap, (through + guess(r, c), u))
     return None
 
 

@@ -23,11 +23,15 @@ from ..zones.fill import Copper
 from ..zones.thermals import legal, other_holes, owed, via_legal
 from .grid import FineGrid, cheapest_path, runs
 
-REACH = 10.0            # mm: groups farther apart are the lattice's to join (a fine grid that large is slow)
+REACH = 20.0            # mm: groups farther apart are the lattice's to join (a fine grid that large is slow)
 WINDOW_MARGIN = 1.0     # mm around the two nearest points, plus a quarter of their distance: room to go round
 MIN_STEP = 0.025        # mm between grid points
-MAX_POINTS = 240        # grid points along a window's longer side: a coarser step where it is larger
+# grid points along a window's longer side: MIN_STEP up to REACH. A coarser step does not pass where a walled-in pin's
+# way out does (c4_buspirate6's U2.18, 14.8 mm from its net: between its neighbours' vias, 0.5 mm apart)
+MAX_POINTS = int((REACH + 2 * (WINDOW_MARGIN + REACH / 4)) / MIN_STEP)
 VIA_COST = 1.0          # mm of track a via costs
+CROSS_COST = 4.0        # steps a grid point in another net's new copper costs (detail.through): a way that crosses
+                        # few of its items, which must then move
 VIA_RETRIES = 4         # searches again with a via site the exact check refused taken out
 
 
@@ -65,28 +69,41 @@ def apart(board: Board, net: int, tracks, vias, pieces) -> Apart | None:
 
 
 def detail_join(board: Board, rules, net: int, tracks, vias, pieces, margin: float,
-                copper: Copper | None = None) -> tuple[list, list] | None:
+                copper: Copper | None = None, should_stop=lambda: "") -> tuple[list, list] | None:
     """Tracks and vias that join the net's smallest group of copper (the fewest pads) to the rest, legal with
-    tracks, vias (the new ones) and the fills predicted with them (pieces); None where no way is found. copper:
-    Copper(board, rules, tracks, vias), where the caller keeps one for several joins."""
+    tracks, vias (the new ones) and the fills predicted with them (pieces); None where no way is found (or
+    should_stop() said so first). copper: Copper(board, rules, tracks, vias), where the caller keeps one for several
+    joins."""
     a = apart(board, net, tracks, vias, pieces)
     if a is None:
         return None
-    return search(board, rules, copper or Copper(board, rules, tracks, vias), a, margin, list(vias))
+    return search(board, rules, copper or Copper(board, rules, tracks, vias), a, margin, list(vias), should_stop)
 
 
-def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: list[Via]):
+def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: list[Via], should_stop,
+           walls: tuple[Copper, list[Via]] | None = None):
     """The tracks and vias of the cheapest way across the grid, legal with copper; None where there is none. The
-    net's class sizes are tried first, then the smallest the board allows."""
+    net's class sizes are tried first, then the smallest the board allows. walls: the copper and new vias of every
+    net, where copper and vias leave some out (detail.through): the way may pass where only those are, at CROSS_COST
+    a point."""
     layers = board.copper_layers
     found_sizes = sizes(rules, a.net)
-    near = surroundings(board, rules, copper, a, margin, vias, max(max(w, d) for w, (d, _) in found_sizes))
+    size = max(max(w, d) for w, (d, _) in found_sizes)
+    near = surroundings(board, rules, copper, a, margin, vias, size)
+    walled = walls and surroundings(board, rules, walls[0], a, margin, walls[1], size)
     for width, (diameter, drill) in found_sizes:
         open_ = np.stack([track_open(board, rules, a.grid, a.net, li, width, margin, near)
                           for li in range(len(layers))])
         via_open = (via_sites(board, rules, a.grid, a.net, diameter, drill, margin, vias, near) & open_.all(0))
+        price = None
+        if walled:
+            shut = ~np.stack([track_open(board, rules, a.grid, a.net, li, width, margin, walled)
+                              for li in range(len(layers))])
+            via_shut = ~via_sites(board, rules, a.grid, a.net, diameter, drill, margin, walls[1], walled)
+            price = (CROSS_COST * (open_ & shut), CROSS_COST * len(layers) * (via_open & via_shut))
         for _ in range(VIA_RETRIES + 1):
-            path = cheapest_path(open_, via_open, a.sources, a.targets, VIA_COST / a.grid.step, a.aim)
+            path = cheapest_path(open_, via_open, a.sources, a.targets, VIA_COST / a.grid.step, a.aim,
+                                 should_stop, price)
             if path is None:
                 break
             found_tracks, found_vias, sites = tracks_and_vias(a.grid, path, layers, a.net, width, diameter, drill)

@@ -1,0 +1,149 @@
+"""A detail join through other nets' new copper, which then moves out of its way.
+
+A pin can be walled in by its neighbours' escapes with no legal way out at all, even in exact geometry
+(c4_dxwifi_ar9271's U1.9: a neighbour's via just past the end of the pad beside it, another's track below). Its way
+is searched on the fine grid again with the other nets' new tracks and vias a price (CROSS_COST a point), not a wall;
+the items in its way are taken out, the nets they belonged to are joined again around it (detail_join), and the
+ends left dangling are trimmed. The caller keeps the result only where the board then misses fewer joins.
+"""
+from __future__ import annotations
+
+import numpy as np
+import shapely
+from shapely import STRtree
+
+from ..board.connectivity import net_copper
+from ..board.model import Board, Track, Via
+from ..zones.fill import Copper
+from ..zones.thermals import legal, via_legal
+from .joins import apart, detail_join, search
+
+TOUCH = 1e-6        # mm: a track's end on another item
+
+
+def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[Via], pieces, margin: float,
+                 should_stop=lambda: "") -> tuple[list[Track], list[Via]] | None:
+    """All the new tracks and vias once the net's smallest group of copper is joined to the rest through other
+    nets' new copper (tracks, vias) and those nets are joined again around it; None where either fails."""
+    a = apart(board, net, tracks, vias, pieces)
+    if a is None:
+        return None
+    own_tracks = [t for t in tracks if t.net == net]
+    own_vias = [v for v in vias if v.net == net]
+    found = search(board, rules, Copper(board, rules, own_tracks, own_vias), a, margin, own_vias, should_stop,
+                   walls=(Copper(board, rules, tracks, vias), list(vias)))
+    if found is None:
+        return None
+    new_tracks, new_vias = found
+    out_tracks, out_vias = in_the_way(rules, new_tracks, new_vias, tracks, vias, margin)
+    moved = sorted({tracks[i].net for i in out_tracks} | {vias[i].net for i in out_vias})
+    taken = [tracks[i] for i in sorted(out_tracks)] + [vias[i] for i in sorted(out_vias)]
+    tracks = [t for i, t in enumerate(tracks) if i not in out_tracks]
+    vias = [v for i, v in enumerate(vias) if i not in out_vias]
+    copper = Copper(board, rules, tracks, vias)
+    if not (all(legal(board, rules, copper, t, margin, vias + new_vias) for t in new_tracks)
+            and all(via_legal(board, rules, copper, v, vias + [o for o in new_vias if o is not v], margin)
+                    for v in new_vias)):
+        return None
+    tracks, vias = tracks + new_tracks, vias + new_vias
+    for other in moved:
+        # joined again first, to the ends of its copper that the taken items leave (the nearest points, where the
+        # new join most often lands); then the ends left dangling are trimmed, which must not part it again
+        for _ in range(len(net_copper(board, other, tracks, vias, pieces))):
+            if parts(board, other, tracks, vias, pieces) < 2:
+                break
+            rejoined = detail_join(board, rules, other, tracks, vias, pieces, margin, None, should_stop)
+            if rejoined is None:
+                return None
+            tracks, vias = tracks + rejoined[0], vias + rejoined[1]
+        tracks, vias = trimmed(board, other, tracks, vias, pieces, [i for i in taken if i.net == other])
+        if parts(board, other, tracks, vias, pieces) > 1:
+            return None
+    return tracks, vias
+
+
+def parts(board: Board, net: int, tracks, vias, pieces) -> int:
+    """How many groups the net's pads are in."""
+    return sum(1 for g in net_copper(board, net, tracks, vias, pieces) if g.pads)
+
+
+def in_the_way(rules, new_tracks: list[Track], new_vias: list[Via], tracks: list[Track], vias: list[Via],
+               margin: float) -> tuple[set[int], set[int]]:
+    """The indices of the tracks and vias of other nets that come nearer the new ones than they may: the larger of
+    the two nets' clearances between copper, the hole clearance from a via's hole, and the hole-to-hole distance
+    between two vias."""
+    net = (new_tracks or new_vias)[0].net
+    reach = max(rules.max_clearance, rules.hole_clearance, rules.hole_to_hole) + margin
+    out = []
+    for items in (tracks, vias):
+        found = set()
+        if items:
+            bodies = np.array([item.body() for item in items], dtype=object)
+            for new in list(new_tracks) + list(new_vias):
+                body, on = new.body(), set(new.layers) if isinstance(new, Via) else {new.layer}
+                for i in np.flatnonzero(shapely.dwithin(bodies, body, reach)).tolist():
+                    other = items[i]
+                    other_on = set(other.layers) if isinstance(other, Via) else {other.layer}
+                    if other.net != net and on & other_on and too_near(rules, new, body, other, bodies[i], margin):
+                        found.add(i)
+        out.append(found)
+    return out[0], out[1]
+
+
+def too_near(rules, a: Track | Via, body_a, b: Track | Via, body_b, margin: float) -> bool:
+    """Whether two items of different nets on a common layer break a clearance (see in_the_way)."""
+    gap = body_a.distance(body_b)
+    if gap < max(rules.clearance_of(a.net), rules.clearance_of(b.net)) + margin:
+        return True
+    if isinstance(a, Via) and isinstance(b, Via):
+        return np.hypot(a.x - b.x, a.y - b.y) - (a.drill + b.drill) / 2 < rules.hole_to_hole + margin
+    for via, other in ((a, body_b), (b, body_a)):
+        if isinstance(via, Via) and shapely.Point(via.x, via.y).distance(other) - via.drill / 2 < \
+                rules.hole_clearance + margin:
+            return True
+    return False
+
+
+def trimmed(board: Board, net: int, tracks: list[Track], vias: list[Via], pieces, taken) -> tuple[list, list]:
+    """tracks and vias less the net's ends left dangling where the items `taken` out were: its tracks with an end on
+    nothing of the net (another track of the layer, a via, a pad, a fill), and its vias that join it on fewer than
+    two layers (KiCad's via_dangling). Only the net's items that touched those taken out are looked at, then those
+    that touched what is trimmed."""
+    mine = [t for t in tracks if t.net == net] + [v for v in vias if v.net == net]
+    if not mine:
+        return tracks, vias
+    bodies = [item.body() for item in mine]
+    tree = STRtree(bodies)
+    fixed: dict[str, object] = {}
+
+    def on_fixed(shape, layer: str) -> bool:
+        if layer not in fixed:
+            fixed[layer] = shapely.union_all([p.outline for p in board.pads if p.net == net and layer in p.layers]
+                                             + [f.shape for f in pieces if f.net == net and f.layer == layer])
+        return fixed[layer].distance(shape) < TOUCH
+
+    def layers_of(item) -> tuple[str, ...]:
+        return item.layers if isinstance(item, Via) else (item.layer,)
+
+    gone: set[int] = set()
+
+    def held(k: int, shape, layer: str) -> bool:
+        """Whether the shape, on the layer, meets the net's pads or fills or another of its items left."""
+        return on_fixed(shape, layer) or any(
+            j != k and j not in gone and layer in layers_of(mine[j])
+            for j in tree.query(shape, predicate="intersects").tolist())
+
+    def dangling(k: int) -> bool:
+        item = mine[k]
+        if isinstance(item, Via):
+            return sum(held(k, bodies[k], layer) for layer in item.layers) < 2
+        return not all(held(k, shapely.Point(end), item.layer) for end in (item.start, item.end))
+
+    todo = set(tree.query(shapely.union_all([item.body() for item in taken]), predicate="intersects").tolist())
+    while todo:
+        k = todo.pop()
+        if k not in gone and dangling(k):
+            gone.add(k)
+            todo |= set(tree.query(bodies[k], predicate="intersects").tolist()) - gone
+    dropped = {id(mine[k]) for k in gone}
+    return [t for t in tracks if id(t) not in dropped], [v for v in vias if id(v) not in dropped]
