@@ -4,7 +4,7 @@ A pin can be walled in by its neighbours' escapes with no legal way out at all, 
 (c4_dxwifi_ar9271's U1.9: a neighbour's via just past the end of the pad beside it, another's track below). Its way
 is searched on the fine grid again with the other nets' new tracks and vias a price (CROSS_COST a point), not a wall;
 the items in its way are taken out, the nets they belonged to are joined again around it (detail_join), and the
-ends left dangling are trimmed. The caller keeps the result only where the board then misses fewer joins.
+ends left dangling are trimmed (a join that landed on one of them is made again). The caller keeps the result only where the board then misses fewer joins.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from ..zones.thermals import legal, via_legal
 from .joins import apart, detail_join, search
 
 TOUCH = 1e-6        # mm: a track's end on another item
+REJOIN_ROUNDS = 3   # times a net that moved is joined again and trimmed
 
 
 def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[Via], pieces, margin: float,
@@ -37,7 +38,6 @@ def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[
     new_tracks, new_vias = found
     out_tracks, out_vias = in_the_way(rules, new_tracks, new_vias, tracks, vias, margin)
     moved = sorted({tracks[i].net for i in out_tracks} | {vias[i].net for i in out_vias})
-    taken = [tracks[i] for i in sorted(out_tracks)] + [vias[i] for i in sorted(out_vias)]
     tracks = [t for i, t in enumerate(tracks) if i not in out_tracks]
     vias = [v for i, v in enumerate(vias) if i not in out_vias]
     copper = Copper(board, rules, tracks, vias)
@@ -47,17 +47,20 @@ def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[
         return None
     tracks, vias = tracks + new_tracks, vias + new_vias
     for other in moved:
-        # joined again first, to the ends of its copper that the taken items leave (the nearest points, where the
-        # new join most often lands); then the ends left dangling are trimmed, which must not part it again
-        for _ in range(len(net_copper(board, other, tracks, vias, pieces))):
+        # joined again first to the ends its copper has left (the nearest points, where a join most often lands),
+        # then trimmed of the ends left dangling; where the join landed on an end trimmed, once more
+        for _ in range(REJOIN_ROUNDS):
+            for _ in range(len(net_copper(board, other, tracks, vias, pieces))):
+                if parts(board, other, tracks, vias, pieces) < 2:
+                    break
+                rejoined = detail_join(board, rules, other, tracks, vias, pieces, margin, None, should_stop)
+                if rejoined is None:
+                    return None
+                tracks, vias = tracks + rejoined[0], vias + rejoined[1]
+            tracks, vias = trimmed(board, other, tracks, vias, pieces)
             if parts(board, other, tracks, vias, pieces) < 2:
                 break
-            rejoined = detail_join(board, rules, other, tracks, vias, pieces, margin, None, should_stop)
-            if rejoined is None:
-                return None
-            tracks, vias = tracks + rejoined[0], vias + rejoined[1]
-        tracks, vias = trimmed(board, other, tracks, vias, pieces, [i for i in taken if i.net == other])
-        if parts(board, other, tracks, vias, pieces) > 1:
+        else:
             return None
     return tracks, vias
 
@@ -104,11 +107,10 @@ def too_near(rules, a: Track | Via, body_a, b: Track | Via, body_b, margin: floa
     return False
 
 
-def trimmed(board: Board, net: int, tracks: list[Track], vias: list[Via], pieces, taken) -> tuple[list, list]:
-    """tracks and vias less the net's ends left dangling where the items `taken` out were: its tracks with an end on
-    nothing of the net (another track of the layer, a via, a pad, a fill), and its vias that join it on fewer than
-    two layers (KiCad's via_dangling). Only the net's items that touched those taken out are looked at, then those
-    that touched what is trimmed."""
+def trimmed(board: Board, net: int, tracks: list[Track], vias: list[Via], pieces) -> tuple[list, list]:
+    """tracks and vias less the net's ends left dangling: its tracks with an end on nothing of the net (another
+    track of the layer, a via, a pad, a fill), and its vias that join it on fewer than two layers (KiCad's
+    via_dangling); then those that touched what is trimmed, until none is left."""
     mine = [t for t in tracks if t.net == net] + [v for v in vias if v.net == net]
     if not mine:
         return tracks, vias
@@ -139,7 +141,7 @@ def trimmed(board: Board, net: int, tracks: list[Track], vias: list[Via], pieces
             return sum(held(k, bodies[k], layer) for layer in item.layers) < 2
         return not all(held(k, shapely.Point(end), item.layer) for end in (item.start, item.end))
 
-    todo = set(tree.query(shapely.union_all([item.body() for item in taken]), predicate="intersects").tolist())
+    todo = set(range(len(mine)))
     while todo:
         k = todo.pop()
         if k not in gone and dangling(k):
