@@ -1,10 +1,11 @@
 """A detail join through other nets' new copper, which then moves out of its way.
 
 A pin can be walled in by its neighbours' escapes with no legal way out at all, even in exact geometry
-(c4_dxwifi_ar9271's U1.9: a neighbour's via just past the end of the pad beside it, another's track below). Its way
-is searched on the fine grid again with the other nets' new tracks and vias a price (CROSS_COST a point), not a wall;
-the items in its way are taken out, the nets they belonged to are joined again around it (detail_join), and the
-ends left dangling are trimmed (a join that landed on one of them is made again). The caller keeps the result only where the board then misses fewer joins.
+(c4_icepi_zero's J2.1, GND, closed in on F.Cu by four other nets' tracks and vias). Its way is searched on the fine
+grid again with the other nets' new tracks and vias a price (CROSS_COST a point), not a wall; the items in its way
+are taken out, the nets they belonged to are joined again around it (detail_join), and the ends left dangling are
+trimmed (a join that landed on one of them is made again). The caller keeps the result only where the board then
+misses fewer joins.
 """
 from __future__ import annotations
 
