@@ -21,31 +21,50 @@ from .joins import apart, detail_join, search
 
 TOUCH = 1e-6        # mm: a track's end on another item
 REJOIN_ROUNDS = 3   # times a net that moved is joined again and trimmed
+WAYS = 4            # ways tried, each with the nets that found no way back before as walls
 
 
 def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[Via], pieces, margin: float,
                  should_stop=lambda: "") -> tuple[list[Track], list[Via]] | None:
     """All the new tracks and vias once the net's smallest group of copper is joined to the rest through other
-    nets' new copper (tracks, vias) and those nets are joined again around it; None where either fails."""
+    nets' new copper (tracks, vias) and those nets are joined again around it; None where no such way is found in
+    WAYS tries, each with the nets that found no way back in the tries before as walls."""
     a = apart(board, net, tracks, vias, pieces)
     if a is None:
         return None
-    own_tracks = [t for t in tracks if t.net == net]
-    own_vias = [v for v in vias if v.net == net]
+    stay = {net}
+    for _ in range(WAYS):
+        outcome = way_through(board, rules, a, tracks, vias, pieces, margin, should_stop, stay)
+        if not isinstance(outcome, int):
+            return outcome
+        if outcome < 0 or should_stop():
+            return None
+        stay.add(outcome)
+    return None
+
+
+def way_through(board: Board, rules, a, tracks: list[Track], vias: list[Via], pieces, margin: float, should_stop,
+                stay: set[int]) -> tuple[list[Track], list[Via]] | int:
+    """join_through's one try, the new copper of the nets in `stay` a wall: the tracks and vias, else the net that
+    found no way back (-1 where none was found for a.net)."""
+    own_tracks = [t for t in tracks if t.net in stay]
+    own_vias = [v for v in vias if v.net in stay]
     found = search(board, rules, Copper(board, rules, own_tracks, own_vias), a, margin, own_vias, should_stop,
                    walls=(Copper(board, rules, tracks, vias), list(vias)))
     if found is None:
-        return None
+        return -1
     new_tracks, new_vias = found
     out_tracks, out_vias = in_the_way(rules, new_tracks, new_vias, tracks, vias, margin)
     moved = sorted({tracks[i].net for i in out_tracks} | {vias[i].net for i in out_vias})
+    if stay & set(moved):
+        return -1
     tracks = [t for i, t in enumerate(tracks) if i not in out_tracks]
     vias = [v for i, v in enumerate(vias) if i not in out_vias]
     copper = Copper(board, rules, tracks, vias)
     if not (all(legal(board, rules, copper, t, margin, vias + new_vias) for t in new_tracks)
             and all(via_legal(board, rules, copper, v, vias + [o for o in new_vias if o is not v], margin)
                     for v in new_vias)):
-        return None
+        return -1
     tracks, vias = tracks + new_tracks, vias + new_vias
     for other in moved:
         # joined again first to the ends its copper has left (the nearest points, where a join most often lands),
@@ -56,13 +75,13 @@ def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[
                     break
                 rejoined = detail_join(board, rules, other, tracks, vias, pieces, margin, None, should_stop)
                 if rejoined is None:
-                    return None
+                    return other
                 tracks, vias = tracks + rejoined[0], vias + rejoined[1]
             tracks, vias = trimmed(board, other, tracks, vias, pieces)
             if parts(board, other, tracks, vias, pieces) < 2:
                 break
         else:
-            return None
+            return other
     return tracks, vias
 
 
