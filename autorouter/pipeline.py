@@ -355,7 +355,7 @@ def detail_joins(board, rules, config, scope, starved_before, joined: Joined, sh
                 tracks, vias = joined.tracks + found[0], joined.vias + found[1]
             else:
                 found = join_through(board, rules, net, joined.tracks, joined.vias, joined.fills,
-                                     config.clearance_margin, should_stop)
+                                     config.clearance_margin, should_stop, copper)
                 if found is None:
                     break
                 tracks, vias = found

@@ -25,16 +25,18 @@ WAYS = 4            # ways tried, each with the nets that found no way back befo
 
 
 def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[Via], pieces, margin: float,
-                 should_stop=lambda: "") -> tuple[list[Track], list[Via]] | None:
+                 should_stop=lambda: "", copper: Copper | None = None) -> tuple[list[Track], list[Via]] | None:
     """All the new tracks and vias once the net's smallest group of copper is joined to the rest through other
     nets' new copper (tracks, vias) and those nets are joined again around it; None where no such way is found in
-    WAYS tries, each with the nets that found no way back in the tries before as walls."""
+    WAYS tries, each with the nets that found no way back in the tries before as walls. copper: Copper(board,
+    rules, tracks, vias), where the caller keeps one."""
     a = apart(board, net, tracks, vias, pieces)
     if a is None:
         return None
+    walls = (copper or Copper(board, rules, tracks, vias), list(vias))
     stay = {net}
     for _ in range(WAYS):
-        outcome = way_through(board, rules, a, tracks, vias, pieces, margin, should_stop, stay)
+        outcome = way_through(board, rules, a, tracks, vias, pieces, margin, should_stop, stay, walls)
         if not isinstance(outcome, int):
             return outcome
         if outcome < 0 or should_stop():
@@ -44,13 +46,12 @@ def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[
 
 
 def way_through(board: Board, rules, a, tracks: list[Track], vias: list[Via], pieces, margin: float, should_stop,
-                stay: set[int]) -> tuple[list[Track], list[Via]] | int:
-    """join_through's one try, the new copper of the nets in `stay` a wall: the tracks and vias, else the net that
-    found no way back (-1 where none was found for a.net)."""
+                stay: set[int], walls: tuple[Copper, list[Via]]) -> tuple[list[Track], list[Via]] | int:
+    """join_through's one try, the new copper of the nets in `stay` a wall (walls: all the copper, and the new
+    vias): the tracks and vias, else the net that found no way back (-1 where none was found for a.net)."""
     own_tracks = [t for t in tracks if t.net in stay]
     own_vias = [v for v in vias if v.net in stay]
-    found = search(board, rules, Copper(board, rules, own_tracks, own_vias), a, margin, own_vias, should_stop,
-                   walls=(Copper(board, rules, tracks, vias), list(vias)))
+    found = search(board, rules, Copper(board, rules, own_tracks, own_vias), a, margin, own_vias, should_stop, walls)
     if found is None:
         return -1
     new_tracks, new_vias = found
