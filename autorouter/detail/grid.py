@@ -125,7 +125,7 @@ def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, 
             g = base + length + (TURN if came >= 0 and came != k else 0.0) + extra[u]
             if g < cost[u]:
                 cost[u], parent[u], heading[u] = g, v, k
-                dr, dc = abs(nr - ar), abs(nc - ac)
+                dr, dc = abs(nr - ar), abs(nc - ac)        # guess(nr, nc), inlined: the hottest line
                 heapq.heappush(heap, (g + max(dr, dc) + octile * min(dr, dc), u))
         if flat_via[rest]:
             for m in range(layers):
