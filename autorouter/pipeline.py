@@ -162,6 +162,8 @@ FINISH_STALL = 2
 # that finds no way visits up to a million points in Python (seconds): c4_esp32p4_devkit, 39 joins short, spent more
 # than 200 s there (benchmarks/CORPUS.md, 2026-11-28). With a time limit, the limit ends them.
 DETAIL_STALL = 8
+# Times the nets a detail join parts (its new copper cuts their fill) are joined again before it is judged
+MEND_ROUNDS = 2
 
 # Where joins are still missing once finished, routing starts over with the next of these changes to the settings
 # (a number: a factor on the config field; a string: its value; best_attempt). Which costs settle a congested board
@@ -362,7 +364,8 @@ def detail_joins(board, rules, config, scope, starved_before, joined: Joined, sh
             if joined.relief_fills is None:         # no fills to predict again
                 trial = joined._replace(tracks=tracks, vias=vias, groups=pad_groups(board, tracks, vias, joined.fills))
             else:
-                trial = with_copper(board, rules, joined, tracks, vias)
+                trial = fills_mended(board, rules, config, scope, joined, with_copper(board, rules, joined, tracks,
+                                                                                      vias), should_stop)
             if missing_joins(trial.groups, scope) >= missing_joins(joined.groups, scope):
                 break
             if joined.relief_fills is not None:
@@ -375,6 +378,25 @@ def detail_joins(board, rules, config, scope, starved_before, joined: Joined, sh
             joined, copper = trial, None
         fruitless = 0 if missing_joins(joined.groups, scope) < before else fruitless + 1
     return joined
+
+
+def fills_mended(board, rules, config, scope, before: Joined, trial: Joined, should_stop) -> Joined:
+    """The trial with the nets it parts joined again: a way through other nets' copper moves them, and their new
+    copper can cut a fill apart, which only the fills predicted again show (c4_buspirate6's SPI_CLK: its way moves
+    BUFIO7 and SPI_CDO, whose new tracks part a GND fill). Up to MEND_ROUNDS times, while some net is apart in more
+    groups than before."""
+    for _ in range(MEND_ROUNDS):
+        parted = [net for net, g in sorted(trial.groups.items())
+                  if net in scope and len(g) > len(before.groups.get(net, ())) and len(g) > 1]
+        if not parted or should_stop():
+            break
+        for net in parted:
+            found = detail_join(board, rules, net, trial.tracks, trial.vias, trial.fills, config.clearance_margin,
+                                None, should_stop)
+            if found is None:
+                return trial
+            trial = with_copper(board, rules, trial, trial.tracks + found[0], trial.vias + found[1])
+    return trial
 
 
 def feed_reliefs(board, rules, config, scope, starved_before, joined: Joined, stitch: bool = True) -> Joined:

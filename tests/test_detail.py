@@ -155,3 +155,42 @@ def test_a_pin_walled_in_by_a_new_track_is_joined_through_it_and_the_track_moves
     assert check(board, rules, tracks, vias, only_new=True).violations == []
     groups = pad_groups(board, tracks, vias)
     assert len(groups[a]) == 1 and len(groups[b_net]) == 1
+
+
+def test_a_wall_longer_than_the_first_window_is_gone_round_in_the_wider_one(tmp_path):
+    # a keep-out on both layers between two pads 2 mm apart, reaching 2.5 mm either side of them: the first window
+    # (a margin of 1 mm and a quarter of the gap) holds no way round it, the wider one does
+    b = generated.TestBoard("long wall", 2, 20, 16)
+    for ref, x in (("TP1", 8), ("TP2", 12)):
+        b.footprint(ref, "TestPoint", x, 8, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, "A")], True)
+    b.zone(None, ["F.Cu", "B.Cu"], [(9.7, 5.5), (10.3, 5.5), (10.3, 10.5), (9.7, 10.5)], keepout=True)
+    board = load_board(generated.write(b, tmp_path))
+    rules = load_rules(board, load_config())
+    found = detail_join(board, rules, board.pads[0].net, [], [], [], 0.001)
+    assert found is not None
+    tracks, vias = found
+    assert check(board, rules, tracks, vias, only_new=True).violations == []
+    assert len(pad_groups(board, tracks, vias)[board.pads[0].net]) == 1
+    assert min(min(t.start[1], t.end[1]) for t in tracks) < 5.5 or max(max(t.start[1], t.end[1]) for t in tracks) > 10.5
+
+
+def test_a_fill_a_join_cuts_apart_is_joined_again(tmp_path):
+    # S's new track crosses the GND strip on F.Cu that joins TP1 and TP2: the fill predicted again is in two, and
+    # GND is joined again across the track (under it on B.Cu)
+    from autorouter.pipeline import Joined, fills_mended, with_copper
+    from autorouter.zones.fill import relief_fill
+    b = generated.TestBoard("cut fill", 2, 30, 16)
+    for ref, x, y, net in (("TP1", 4, 8, "GND"), ("TP2", 26, 8, "GND"), ("TP3", 15, 2, "S"), ("TP4", 15, 14, "S")):
+        b.footprint(ref, "TestPoint", x, y, [b.smd_pad(ref, 1, 0, 0, 1.0, 1.0, net)], True)
+    b.zone("GND", ["F.Cu"], [(0.5, 6), (29.5, 6), (29.5, 10), (0.5, 10)])
+    board = load_board(generated.write(b, tmp_path))
+    config = load_config()
+    rules = load_rules(board, config)
+    gnd, s = (next(n for n, name in board.net_names.items() if name == want) for want in ("GND", "S"))
+    pieces = predict(board, rules, [], [])
+    before = Joined([], [], [], pieces, pad_groups(board, [], [], pieces), relief_fill(board, rules, [], []))
+    trial = with_copper(board, rules, before, [Track((15, 2), (15, 14), 0.25, "F.Cu", s)], [])
+    assert len(trial.groups[gnd]) == 2
+    mended = fills_mended(board, rules, config, {gnd, s}, before, trial, lambda: "")
+    assert len(mended.groups[gnd]) == 1 and len(mended.groups[s]) == 1
+    assert check(board, rules, mended.tracks, mended.vias, only_new=True).violations == []

@@ -4,14 +4,16 @@ The lattice's lines fall where they fall. Between a fine-pitch pin and the pads 
 narrower than the pitch, which no line crosses (c4_dxwifi_ar9271's U1.67, a QFN pin 0.4 mm from its neighbours,
 walled in under a test pad it joins 1.4 mm away: the human's track leaves the pin and turns 45 degrees between the
 pads). Once the lattice has done what it can, a net whose copper is still apart is searched here: from its smallest
-group to the rest, on a grid of about MIN_STEP over a window around the nearest points of the two, open where the
-track's centre keeps its clearance from every other net's copper (FineGrid), with vias where one fits. The path
-becomes tracks at 0, 45 and 90 degrees, and each track and via is checked exactly (zones.thermals.legal, via_legal)
-before it is offered; the caller keeps it only where the board then misses fewer joins.
+group to the rest, on a grid of about MIN_STEP over a window around the nearest points of the two (a wider one where
+that finds nothing), open where the track's centre keeps its clearance from every other net's copper (FineGrid), with
+vias where one fits. The path becomes tracks at 0, 45 and 90 degrees, and each track and via is checked exactly
+(zones.thermals.legal, via_legal) before it is offered; the caller keeps it only where the board then misses fewer
+joins.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 import shapely
@@ -24,11 +26,15 @@ from ..zones.thermals import legal, other_holes, owed, via_legal
 from .grid import FineGrid, cheapest_path, runs
 
 REACH = 20.0            # mm: groups farther apart are the lattice's to join (a fine grid that large is slow)
-WINDOW_MARGIN = 1.0     # mm around the two nearest points, plus a quarter of their distance: room to go round
+# mm around the two nearest points, plus a quarter of their distance: room to go round. The wider window is searched
+# where the narrower finds no way: c4_buspirate6's SPI_CLK, walled in on an FPC pad, goes through three nets whose
+# ways back go round farther than a millimetre
+WINDOW_MARGINS = (1.0, 5.0)
 MIN_STEP = 0.025        # mm between grid points
-# grid points along a window's longer side: MIN_STEP up to REACH. A coarser step does not pass where a walled-in pin's
-# way out does (c4_buspirate6's U2.18, 14.8 mm from its net: between its neighbours' vias, 0.5 mm apart)
-MAX_POINTS = int((REACH + 2 * (WINDOW_MARGIN + REACH / 4)) / MIN_STEP)
+# grid points along a window's longer side: MIN_STEP up to REACH in the narrower window. A coarser step does not pass
+# where a walled-in pin's way out does (c4_buspirate6's U2.18, 14.8 mm from its net: between its neighbours' vias,
+# 0.5 mm apart)
+MAX_POINTS = int((REACH + 2 * (WINDOW_MARGINS[0] + REACH / 4)) / MIN_STEP)
 VIA_COST = 1.0          # mm of track a via costs
 CROSS_COST = 4.0        # steps a grid point in another net's new copper costs (detail.through): a way that crosses
                         # few of its items, which must then move
@@ -46,38 +52,43 @@ class Apart:
     aim: tuple[float, float]
 
 
-def apart(board: Board, net: int, tracks, vias, pieces) -> Apart | None:
-    """The net's smallest group of copper (the fewest pads) and the rest, where they lie within REACH."""
+def aparts(board: Board, net: int, tracks, vias, pieces) -> Iterator[Apart]:
+    """The net's smallest group of copper (the fewest pads) and the rest, where they lie within REACH: on a grid over
+    each of WINDOW_MARGINS in turn (the next made only where the caller asks for it)."""
     groups = sorted((g for g in net_copper(board, net, tracks, vias, pieces) if g.pads),
                     key=lambda g: (len(g.pads), g.pads[0]))
     if len(groups) < 2:
-        return None
+        return
     source, rest = groups[0], CopperGroup([], [s for g in groups[1:] for s in g.shapes])
     near = shapely.shortest_line(shapely.union_all([s for s, _ in source.shapes]),
                                  shapely.union_all([s for s, _ in rest.shapes]))
     if near is None or near.length > REACH:
-        return None
+        return
     (ax, ay), (bx, by) = shapely.get_coordinates(near).tolist()
-    m = WINDOW_MARGIN + near.length / 4
     x0, y0, x1, y1 = board.outline.bounds
-    box = (max(min(ax, bx) - m, x0), max(min(ay, by) - m, y0), min(max(ax, bx) + m, x1), min(max(ay, by) + m, y1))
-    grid = FineGrid.over(box, max(MIN_STEP, max(box[2] - box[0], box[3] - box[1]) / MAX_POINTS))
     layers = board.copper_layers
-    return Apart(net, grid, np.stack([grid.inside(source.on(l)) for l in layers]),
-                 np.stack([grid.inside(rest.on(l)) for l in layers]),
-                 ((by - grid.y0) / grid.step, (bx - grid.x0) / grid.step))
+    for margin in WINDOW_MARGINS:
+        m = margin + near.length / 4
+        box = (max(min(ax, bx) - m, x0), max(min(ay, by) - m, y0), min(max(ax, bx) + m, x1),
+               min(max(ay, by) + m, y1))
+        grid = FineGrid.over(box, max(MIN_STEP, max(box[2] - box[0], box[3] - box[1]) / MAX_POINTS))
+        yield Apart(net, grid, np.stack([grid.inside(source.on(l)) for l in layers]),
+                    np.stack([grid.inside(rest.on(l)) for l in layers]),
+                    ((by - grid.y0) / grid.step, (bx - grid.x0) / grid.step))
 
 
 def detail_join(board: Board, rules, net: int, tracks, vias, pieces, margin: float,
                 copper: Copper | None = None, should_stop=lambda: "") -> tuple[list, list] | None:
     """Tracks and vias that join the net's smallest group of copper (the fewest pads) to the rest, legal with
-    tracks, vias (the new ones) and the fills predicted with them (pieces); None where no way is found (or
-    should_stop() said so first). copper: Copper(board, rules, tracks, vias), where the caller keeps one for several
-    joins."""
-    a = apart(board, net, tracks, vias, pieces)
-    if a is None:
-        return None
-    return search(board, rules, copper or Copper(board, rules, tracks, vias), a, margin, list(vias), should_stop)
+    tracks, vias (the new ones) and the fills predicted with them (pieces), searched in each window of aparts in
+    turn; None where no way is found (or should_stop() said so first). copper: Copper(board, rules, tracks, vias),
+    where the caller keeps one for several joins."""
+    for a in aparts(board, net, tracks, vias, pieces):
+        copper = copper or Copper(board, rules, tracks, vias)
+        found = search(board, rules, copper, a, margin, list(vias), should_stop)
+        if found is not None or should_stop():
+            return found
+    return None
 
 
 def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: list[Via], should_stop,
@@ -150,7 +161,7 @@ def surroundings(board: Board, rules, copper: Copper, a: Apart, margin: float, v
         owed_by_layer.append(([copper.geoms[h] for h, _ in pairs], [need for _, need in pairs]))
         own_pads += [copper.geoms[h] for h in hits.tolist()
                      if copper.kinds[h][0] == "pad" and copper.nets[h] == a.net]
-    return Surroundings(owed_by_layer, own_pads, other_holes(board, a.net, vias, area.buffer(WINDOW_MARGIN).bounds))
+    return Surroundings(owed_by_layer, own_pads, other_holes(board, a.net, vias, area.buffer(WINDOW_MARGINS[0]).bounds))
 
 
 def track_open(board: Board, rules, grid: FineGrid, net: int, li: int, width: float, margin: float,

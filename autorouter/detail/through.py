@@ -17,7 +17,7 @@ from ..board.connectivity import net_copper
 from ..board.model import Board, Track, Via
 from ..zones.fill import Copper
 from ..zones.thermals import legal, via_legal
-from .joins import apart, detail_join, search
+from .joins import aparts, detail_join, search
 
 TOUCH = 1e-6        # mm: a track's end on another item
 REJOIN_ROUNDS = 3   # times a net that moved is joined again and trimmed
@@ -28,20 +28,21 @@ def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[
                  should_stop=lambda: "", copper: Copper | None = None) -> tuple[list[Track], list[Via]] | None:
     """All the new tracks and vias once the net's smallest group of copper is joined to the rest through other
     nets' new copper (tracks, vias) and those nets are joined again around it; None where no such way is found in
-    WAYS tries, each with the nets that found no way back in the tries before as walls. copper: Copper(board,
-    rules, tracks, vias), where the caller keeps one."""
-    a = apart(board, net, tracks, vias, pieces)
-    if a is None:
-        return None
-    walls = (copper or Copper(board, rules, tracks, vias), list(vias))
-    stay = {net}
-    for _ in range(WAYS):
-        outcome = way_through(board, rules, a, tracks, vias, pieces, margin, should_stop, stay, walls)
-        if not isinstance(outcome, int):
-            return outcome
-        if outcome < 0 or should_stop():
-            return None
-        stay.add(outcome)
+    WAYS tries, each with the nets that found no way back in the tries before as walls, in each window of aparts in
+    turn. copper: Copper(board, rules, tracks, vias), where the caller keeps one."""
+    for a in aparts(board, net, tracks, vias, pieces):
+        copper = copper or Copper(board, rules, tracks, vias)
+        stay = {net}
+        for _ in range(WAYS):
+            outcome = way_through(board, rules, a, tracks, vias, pieces, margin, should_stop, stay,
+                                  (copper, list(vias)))
+            if not isinstance(outcome, int):
+                return outcome
+            if should_stop():
+                return None
+            if outcome < 0:
+                break
+            stay.add(outcome)
     return None
 
 
