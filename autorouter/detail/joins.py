@@ -27,8 +27,8 @@ from .grid import FineGrid, cheapest_path, runs
 
 REACH = 20.0            # mm: groups farther apart are the lattice's to join (a fine grid that large is slow)
 # mm around the two nearest points, plus a quarter of their distance: room to go round. The wider window is searched
-# where the narrower finds no way: c4_buspirate6's SPI_CLK, walled in on an FPC pad, goes through three nets whose
-# ways back go round farther than a millimetre
+# where the narrower finds no way: c4_buspirate6's SPI_CLK (a pad of an FPC connector walled in by GND and +3V3) is
+# joined through BUFIO7 and SPI_CDO, which find their way back only in the wider one
 WINDOW_MARGINS = (1.0, 5.0)
 MIN_STEP = 0.025        # mm between grid points
 # grid points along a window's longer side: MIN_STEP up to REACH in the narrower window. A coarser step does not pass

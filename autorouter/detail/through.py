@@ -28,45 +28,35 @@ def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[
                  should_stop=lambda: "", copper: Copper | None = None) -> tuple[list[Track], list[Via]] | None:
     """All the new tracks and vias once the net's smallest group of copper is joined to the rest through other
     nets' new copper (tracks, vias) and those nets are joined again around it; None where no such way is found in
-    WAYS tries, each with the nets that found no way back in the tries before as walls, in each window of aparts in
-    turn. copper: Copper(board, rules, tracks, vias), where the caller keeps one."""
-    tried: dict = {}        # the outcome of each way, by the nets kept and the way: a wider window often finds the same
-    for a in aparts(board, net, tracks, vias, pieces):
-        copper = copper or Copper(board, rules, tracks, vias)
-        stay = {net}
-        for _ in range(WAYS):
-            outcome = way_through(board, rules, a, tracks, vias, pieces, margin, should_stop, stay,
-                                  (copper, list(vias)), tried)
-            if not isinstance(outcome, int):
-                return outcome
-            if should_stop():
-                return None
-            if outcome < 0:
-                break
-            stay.add(outcome)
+    WAYS tries, each with the nets that found no way back in the tries before as walls. The way is searched in the
+    first window of aparts only: the wider windows serve the nets that find their way back (detail_join), which
+    costs less than a search through every net's copper over them (a second such pass took 40 s of c4_pico_ice's
+    /ICE_28 and joined nothing). copper: Copper(board, rules, tracks, vias), where the caller keeps one."""
+    a = next(aparts(board, net, tracks, vias, pieces), None)
+    if a is None:
+        return None
+    walls = (copper or Copper(board, rules, tracks, vias), list(vias))
+    stay = {net}
+    for _ in range(WAYS):
+        outcome = way_through(board, rules, a, tracks, vias, pieces, margin, should_stop, stay, walls)
+        if not isinstance(outcome, int):
+            return outcome
+        if outcome < 0 or should_stop():
+            return None
+        stay.add(outcome)
     return None
 
 
 def way_through(board: Board, rules, a, tracks: list[Track], vias: list[Via], pieces, margin: float, should_stop,
-                stay: set[int], walls: tuple[Copper, list[Via]], tried: dict) -> tuple[list[Track], list[Via]] | int:
+                stay: set[int], walls: tuple[Copper, list[Via]]) -> tuple[list[Track], list[Via]] | int:
     """join_through's one try, the new copper of the nets in `stay` a wall (walls: all the copper, and the new
-    vias): the tracks and vias, else the net that found no way back (-1 where none was found for a.net). tried:
-    the outcome of each way already tried, by the nets kept and the way."""
+    vias): the tracks and vias, else the net that found no way back (-1 where none was found for a.net)."""
     own_tracks = [t for t in tracks if t.net in stay]
     own_vias = [v for v in vias if v.net in stay]
     found = search(board, rules, Copper(board, rules, own_tracks, own_vias), a, margin, own_vias, should_stop, walls)
     if found is None:
         return -1
-    key = (frozenset(stay), tuple(found[0]), tuple(found[1]))
-    if key not in tried:
-        tried[key] = stepped_aside(board, rules, *found, tracks, vias, pieces, margin, should_stop, stay)
-    return tried[key]
-
-
-def stepped_aside(board: Board, rules, new_tracks: list[Track], new_vias: list[Via], tracks: list[Track],
-                  vias: list[Via], pieces, margin: float, should_stop, stay: set[int]) -> tuple[list, list] | int:
-    """All the tracks and vias with the way (new_tracks, new_vias) in and the other nets' items in its way joined
-    again around it, else the net that found no way back (-1 where the way moves a net in `stay` or is not legal)."""
+    new_tracks, new_vias = found
     out_tracks, out_vias = in_the_way(rules, new_tracks, new_vias, tracks, vias, margin)
     moved = sorted({tracks[i].net for i in out_tracks} | {vias[i].net for i in out_vias})
     if stay & set(moved):
