@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -77,10 +78,12 @@ def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, 
     other nets' copper: detail.through)."""
     layers, rows, cols = open_.shape
     plane = rows * cols
-    flat_open = open_.ravel()
-    flat_via = via_open.ravel()
-    extra, via_extra = (np.zeros(open_.size), np.zeros(plane)) if price is None else (p.ravel() for p in price)
-    is_target = (targets & open_).ravel()
+    size = open_.size
+    # Python buffers, not NumPy arrays: the loop reads and writes single elements, which a NumPy array boxes and
+    # unboxes at several times the cost (on 500 x 500 x 2 points: a search that finds its way 1.24 -> 0.78 s, one
+    # that finds none 1.44 -> 1.03 s)
+    flat_open, flat_via, is_target = flags(open_), flags(via_open), flags(targets & open_)
+    extra, via_extra = (None, None) if price is None else (doubles(price[0]), doubles(price[1]))
     ar, ac = aim
     octile = math.sqrt(2) - 1
 
@@ -90,10 +93,10 @@ def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, 
 
     moves = [(k, dr, dc, dr * cols + dc, 1.0 if dr == 0 or dc == 0 else math.sqrt(2))
              for k, (dr, dc) in enumerate(MOVES)]
-    cost = np.full(open_.size, np.inf)
-    parent = np.full(open_.size, -1, np.int64)
-    heading = np.full(open_.size, -1, np.int8)          # the move that reached the point (-1: a source or a via)
-    closed = np.zeros(open_.size, bool)                 # the guess is consistent: a point's first visit is its best
+    cost = array("d", [math.inf]) * size
+    parent = array("q", [-1]) * size
+    heading = array("b", [-1]) * size               # the move that reached the point (-1: a source or a via)
+    closed = bytearray(size)                        # the guess is consistent: a point's first visit is its best
     heap = []
     for v in np.flatnonzero((sources & open_).ravel()).tolist():
         cost[v] = 0.0
@@ -105,13 +108,13 @@ def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, 
         _, v = heapq.heappop(heap)
         if closed[v]:
             continue
-        closed[v] = True
+        closed[v] = 1
         popped += 1
         if popped % STOP_EVERY == 0 and should_stop():
             return None
         if is_target[v]:
             return unwind(parent, v, rows, cols)
-        base = float(cost[v])
+        base = cost[v]
         l, rest = divmod(v, plane)
         r, c = divmod(rest, cols)
         came = heading[v]
@@ -122,7 +125,9 @@ def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, 
             u = v + offset
             if not flat_open[u] or closed[u]:
                 continue
-            g = base + length + (TURN if came >= 0 and came != k else 0.0) + extra[u]
+            g = base + length + (TURN if came >= 0 and came != k else 0.0)
+            if extra is not None:
+                g += extra[u]
             if g < cost[u]:
                 cost[u], parent[u], heading[u] = g, v, k
                 dr, dc = abs(nr - ar), abs(nc - ac)        # guess(nr, nc), inlined: the hottest line
@@ -130,14 +135,26 @@ def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, 
         if flat_via[rest]:
             for m in range(layers):
                 u = m * plane + rest
-                through = base + via_cost + via_extra[rest] + extra[u]
+                through = base + via_cost if extra is None else base + via_cost + via_extra[rest] + extra[u]
                 if m != l and flat_open[u] and through < cost[u]:
                     cost[u], parent[u], heading[u] = through, v, -1
                     heapq.heappush(heap, (through + guess(r, c), u))
     return None
 
 
-def unwind(parent: np.ndarray, v: int, rows: int, cols: int) -> list[tuple[int, int, int]]:
+def flags(values: np.ndarray) -> bytearray:
+    """The values, flat, as a buffer of bytes, 1 where true (see cheapest_path)."""
+    return bytearray(np.ascontiguousarray(values, dtype=bool).tobytes())
+
+
+def doubles(values: np.ndarray) -> array:
+    """The values, flat, as a buffer of doubles (see cheapest_path)."""
+    out = array("d")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    return out
+
+
+def unwind(parent, v: int, rows: int, cols: int) -> list[tuple[int, int, int]]:
     path = []
     while v >= 0:
         l, rest = divmod(v, rows * cols)
