@@ -382,9 +382,9 @@ def detail_joins(board, rules, config, scope, starved_before, joined: Joined, sh
 
 def fills_mended(board, rules, config, scope, before: Joined, trial: Joined, should_stop) -> Joined:
     """The trial with the nets it parts joined again: a way through other nets' copper moves them, and their new
-    copper can cut a fill apart, which only the fills predicted again show (c4_buspirate6's SPI_CLK: its way moves
-    BUFIO7 and SPI_CDO, whose new tracks part a GND fill). Up to MEND_ROUNDS times, while some net is apart in more
-    groups than before."""
+    copper can cut a fill apart, which only the fills predicted again show (c4_buspirate6's SPI_CLK, joined through
+    GND, BUFIO7 and SPI_CDO in a 5 mm window: their new tracks parted a GND fill). Up to MEND_ROUNDS times, while
+    some net is apart in more groups than before."""
     for _ in range(MEND_ROUNDS):
         parted = [net for net, g in sorted(trial.groups.items())
                   if net in scope and len(g) > len(before.groups.get(net, ())) and len(g) > 1]
