@@ -194,3 +194,25 @@ def test_a_fill_a_join_cuts_apart_is_joined_again(tmp_path):
     mended = fills_mended(board, rules, config, {gnd, s}, before, trial, lambda: "")
     assert len(mended.groups[gnd]) == 1 and len(mended.groups[s]) == 1
     assert check(board, rules, mended.tracks, mended.vias, only_new=True).violations == []
+
+
+def test_a_pad_fenced_in_on_its_layer_drops_to_its_plane_by_a_via_on_the_pad(tmp_path):
+    # TP1 (GND, F.Cu) sits in a ring of keep-out on F.Cu, too tight for a via beside the pad: the via stands on the
+    # pad, into the GND plane on B.Cu, as the lattice's vias may (KiCad allows a via on its own net's pad)
+    b = generated.TestBoard("fenced", 2, 24, 10)
+    b.footprint("TP1", "TestPoint", 10, 5, [b.smd_pad("TP1", 1, 0, 0, 1.0, 1.0, "GND")], True)
+    b.footprint("J1", "Pin", 18, 5, [b.tht_pad("J1", 1, 0, 0, "GND", True)], False)
+    b.zone(None, ["F.Cu"], [(8.5, 3.5), (11.5, 3.5), (11.5, 6.5), (8.5, 6.5)],
+           holes=[[(9.3, 4.3), (10.7, 4.3), (10.7, 5.7), (9.3, 5.7)]], keepout=True)
+    b.zone("GND", ["B.Cu"], [(0.5, 0.5), (23.5, 0.5), (23.5, 9.5), (0.5, 9.5)])
+    board = load_board(generated.write(b, tmp_path))
+    rules = load_rules(board, load_config())
+    gnd = board.pads[0].net
+    pieces = predict(board, rules, [], [])
+    assert len(pad_groups(board, [], [], pieces)[gnd]) == 2
+    found = detail_join(board, rules, gnd, [], [], pieces, 0.001)
+    assert found is not None
+    tracks, vias = found
+    assert len(vias) == 1 and board.pads[0].outline.intersects(vias[0].body())
+    assert check(board, rules, tracks, vias, only_new=True).violations == []
+    assert len(pad_groups(board, tracks, vias, predict(board, rules, tracks, vias))[gnd]) == 1

@@ -119,7 +119,8 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
                 break
             found_tracks, found_vias, sites = tracks_and_vias(a.grid, path, layers, a.net, width, diameter, drill)
             refused = [site for site, v in zip(sites, found_vias)
-                       if not via_legal(board, rules, copper, v, vias + [o for o in found_vias if o is not v], margin)]
+                       if not via_legal(board, rules, copper, v, vias + [o for o in found_vias if o is not v], margin,
+                                        on_own_pads=True)]
             if refused:
                 for r, c in refused:
                     via_open[r, c] = False
@@ -142,10 +143,9 @@ def sizes(rules, net: int) -> list[tuple[float, tuple[float, float]]]:
 @dataclass
 class Surroundings:
     """What the window holds that a net's new copper keeps clear of, gathered once for every size searched: per layer
-    the other nets' copper and unplated holes with the distance each is owed (zones.thermals.owed), the net's own pads
-    (a via keeps off them too), and other nets' via and pad holes (zones.thermals.other_holes)."""
+    the other nets' copper and unplated holes with the distance each is owed (zones.thermals.owed), and other nets'
+    via and pad holes (zones.thermals.other_holes)."""
     owed: list[tuple[list, list[float]]]
-    own_pads: list
     holes: list
 
 
@@ -154,14 +154,11 @@ def surroundings(board: Board, rules, copper: Copper, a: Apart, margin: float, v
     """The window's Surroundings, for copper up to `size` wide (a track's width or a via's diameter)."""
     area = a.grid.area()
     reach = rules.clearance_of(a.net) + margin + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance + size
-    owed_by_layer, own_pads = [], []
+    owed_by_layer = []
     for li in range(len(board.copper_layers)):
-        hits = copper.near(area, li, reach)
-        pairs = owed(rules, copper, hits, a.net, margin)
+        pairs = owed(rules, copper, copper.near(area, li, reach), a.net, margin)
         owed_by_layer.append(([copper.geoms[h] for h, _ in pairs], [need for _, need in pairs]))
-        own_pads += [copper.geoms[h] for h in hits.tolist()
-                     if copper.kinds[h][0] == "pad" and copper.nets[h] == a.net]
-    return Surroundings(owed_by_layer, own_pads, other_holes(board, a.net, vias, area.buffer(WINDOW_MARGINS[0]).bounds))
+    return Surroundings(owed_by_layer, other_holes(board, a.net, vias, area.buffer(WINDOW_MARGINS[0]).bounds))
 
 
 def track_open(board: Board, rules, grid: FineGrid, net: int, li: int, width: float, margin: float,
@@ -193,16 +190,15 @@ def within_board(board: Board, rules, grid: FineGrid, area, half: float) -> np.n
 def via_sites(board: Board, rules, grid: FineGrid, net: int, diameter: float, drill: float, margin: float,
               vias: list[Via], near: Surroundings) -> np.ndarray:
     """Where a via of the net may stand, as near as a raster tells (via_legal has the last word): clear of other
-    nets' copper and every pad on every layer, of holes by the hole-to-hole distance, of the rule areas that forbid
-    vias and of other nets' mask openings."""
+    nets' copper on every layer, of holes by the hole-to-hole distance, of the rule areas that forbid vias and of
+    other nets' mask openings. On its own net's pads too, as the lattice's vias may stand (KiCad allows it): a pad
+    fenced in on its layer drops to its plane so (the last three GND joins of a c4_icepi_zero routing, three of
+    c4_pico_ice's)."""
     area = grid.area()
-    own = rules.clearance_of(net) + margin
     shapes, reaches = [], []
     for found, need in near.owed:
         shapes += found
         reaches += [n + diameter / 2 for n in need]
-    shapes += near.own_pads
-    reaches += [own + diameter / 2] * len(near.own_pads)
     shapes += near.holes
     reaches += [rules.hole_clearance + margin + diameter / 2] * len(near.holes)
     gap = rules.hole_to_hole + margin

@@ -65,8 +65,8 @@ def way_through(board: Board, rules, a, tracks: list[Track], vias: list[Via], pi
     vias = [v for i, v in enumerate(vias) if i not in out_vias]
     copper = Copper(board, rules, tracks, vias)
     if not (all(legal(board, rules, copper, t, margin, vias + new_vias) for t in new_tracks)
-            and all(via_legal(board, rules, copper, v, vias + [o for o in new_vias if o is not v], margin)
-                    for v in new_vias)):
+            and all(via_legal(board, rules, copper, v, vias + [o for o in new_vias if o is not v], margin,
+                              on_own_pads=True) for v in new_vias)):
         return -1
     tracks, vias = tracks + new_tracks, vias + new_vias
     for other in moved:

@@ -515,10 +515,11 @@ def via_sites(island, elsewhere, on_tracks: np.ndarray, centre) -> np.ndarray:
     return np.concatenate([inside, grid])
 
 
-def via_legal(board: Board, rules, copper: Copper, via: Via, others: list[Via], margin: float) -> bool:
+def via_legal(board: Board, rules, copper: Copper, via: Via, others: list[Via], margin: float,
+              on_own_pads: bool = False) -> bool:
     """The via keeps its clearance from every other net's copper on every layer and its hole the hole clearance,
-    the hole-to-hole distance from every other hole, clear of pads (its own net's too), the board edge, the rule
-    areas that forbid vias and other nets' solder-mask openings."""
+    the hole-to-hole distance from every other hole, clear of pads (its own net's too, unless on_own_pads), the
+    board edge, the rule areas that forbid vias and other nets' solder-mask openings."""
     body, centre = via.body(), Point(via.x, via.y)
     own = rules.clearance_of(via.net) + margin
     reach = own + float(copper.clearances.max(initial=0.0)) + rules.hole_clearance
@@ -527,7 +528,7 @@ def via_legal(board: Board, rules, copper: Copper, via: Via, others: list[Via], 
             kind, geom, net = copper.kinds[h][0], copper.geoms[h], copper.nets[h]
             if kind == "hole":
                 need = max(rules.hole_clearance, own)
-            elif net == via.net and kind != "pad":      # its own net's tracks and vias: the via may join them
+            elif net == via.net and (kind != "pad" or on_own_pads):    # its own net's copper: the via may join it
                 continue
             else:                                       # and keeps off its own net's pads, as off any other
                 need = max(own, copper.clearances[h] + margin)
