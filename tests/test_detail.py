@@ -1,5 +1,5 @@
 """The detail joins' parts: a net's copper grouped as pad_groups groups its pads, the fine grid's path as merged
-octilinear runs, and a join made on a fine grid that is legal for our DRC."""
+octilinear runs, and a join made on a fine grid that is legal for our DRC (and for KiCad's, where it is installed)."""
 import math
 
 import numpy as np
@@ -7,14 +7,17 @@ import pytest
 import shapely
 
 import generated
+from conftest import needs_kicad
 from autorouter.board import load_board
 from autorouter.board.connectivity import net_copper, pad_groups
 from autorouter.board.model import Track
 from autorouter.board.rules import load_rules
 from autorouter.check.drc import check
+from autorouter.check.kicad import kicad_verdict
 from autorouter.config import load_config
 from autorouter.detail import detail_join
 from autorouter.detail.grid import cheapest_path, runs
+from autorouter.writeback.writer import with_items
 from autorouter.zones import predict
 from autorouter.zones.fill import Copper
 from autorouter.zones.thermals import legal
@@ -196,19 +199,24 @@ def test_a_fill_a_join_cuts_apart_is_joined_again(tmp_path):
     assert check(board, rules, mended.tracks, mended.vias, only_new=True).violations == []
 
 
-def test_a_pad_fenced_in_on_its_layer_drops_to_its_plane_by_a_via_on_the_pad(tmp_path):
-    # TP1 (GND, F.Cu) sits in a ring of keep-out on F.Cu, too tight for a via beside the pad: the via stands on the
-    # pad, into the GND plane on B.Cu, as the lattice's vias may (KiCad allows a via on its own net's pad)
+def fenced_pad(tmp_path):
+    """TP1 (GND, F.Cu) in a ring of keep-out on F.Cu too tight for a via beside the pad, over a GND plane on B.Cu that
+    joins J1: (the board's path, the board, its rules, GND, the fills predicted)."""
     b = generated.TestBoard("fenced", 2, 24, 10)
     b.footprint("TP1", "TestPoint", 10, 5, [b.smd_pad("TP1", 1, 0, 0, 1.0, 1.0, "GND")], True)
     b.footprint("J1", "Pin", 18, 5, [b.tht_pad("J1", 1, 0, 0, "GND", True)], False)
     b.zone(None, ["F.Cu"], [(8.5, 3.5), (11.5, 3.5), (11.5, 6.5), (8.5, 6.5)],
            holes=[[(9.3, 4.3), (10.7, 4.3), (10.7, 5.7), (9.3, 5.7)]], keepout=True)
     b.zone("GND", ["B.Cu"], [(0.5, 0.5), (23.5, 0.5), (23.5, 9.5), (0.5, 9.5)])
-    board = load_board(generated.write(b, tmp_path))
+    path = generated.write(b, tmp_path)
+    board = load_board(path)
     rules = load_rules(board, load_config())
-    gnd = board.pads[0].net
-    pieces = predict(board, rules, [], [])
+    return path, board, rules, board.pads[0].net, predict(board, rules, [], [])
+
+
+def test_a_pad_fenced_in_on_its_layer_drops_to_its_plane_by_a_via_on_the_pad(tmp_path):
+    # the via stands on the pad, into the plane, as the lattice's vias may (KiCad allows a via on its own net's pad)
+    _, board, rules, gnd, pieces = fenced_pad(tmp_path)
     assert len(pad_groups(board, [], [], pieces)[gnd]) == 2
     found = detail_join(board, rules, gnd, [], [], pieces, 0.001)
     assert found is not None
@@ -216,3 +224,14 @@ def test_a_pad_fenced_in_on_its_layer_drops_to_its_plane_by_a_via_on_the_pad(tmp
     assert len(vias) == 1 and board.pads[0].outline.intersects(vias[0].body())
     assert check(board, rules, tracks, vias, only_new=True).violations == []
     assert len(pad_groups(board, tracks, vias, predict(board, rules, tracks, vias))[gnd]) == 1
+
+
+@needs_kicad
+def test_kicad_finds_the_pad_joined_by_a_via_on_it_and_no_error(tmp_path):
+    path, board, rules, gnd, pieces = fenced_pad(tmp_path)
+    tracks, vias = detail_join(board, rules, gnd, [], [], pieces, 0.001)
+    before = kicad_verdict(path)
+    path.write_text(with_items(path.read_text(), board.version, board.net_names, tracks, vias))
+    after = kicad_verdict(path)
+    assert before.unconnected == 1 and after.unconnected == 0
+    assert after.violations_by_type == before.violations_by_type
