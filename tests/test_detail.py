@@ -70,17 +70,24 @@ def test_a_via_joins_two_layers_where_one_is_walled(tmp_path):
     assert [layer for layer, _ in found_runs] == [0, 1, 0] and len(vias) == 2
 
 
+def legal_join(board, rules) -> tuple[list, list]:
+    """The detail join of the first pad's net on the bare board, found, legal for our DRC and joining the net."""
+    net = board.pads[0].net
+    found = detail_join(board, rules, net, [], [], [], 0.001)
+    assert found is not None
+    tracks, vias = found
+    assert check(board, rules, tracks, vias, only_new=True).violations == []
+    assert len(pad_groups(board, tracks, vias)[net]) == 1
+    return tracks, vias
+
+
 @pytest.mark.parametrize("outside", [14, 24])
 def test_a_join_through_a_slot_narrower_than_the_pitch_is_legal(outside, tmp_path):
     # outside=24: the pads 17 mm apart, and the slot still passed at the fine step (c4_buspirate6's U2.18, 14.8 mm
     # from its net, leaves between its neighbours' vias)
     board = load_board(generated.write(generated.slot(gap=0.7, at=10.5, outside=outside), tmp_path))
     rules = load_rules(board, load_config())
-    found = detail_join(board, rules, board.pads[0].net, [], [], [], 0.001)
-    assert found is not None
-    tracks, vias = found
-    assert check(board, rules, tracks, vias, only_new=True).violations == []
-    assert len(pad_groups(board, tracks, vias)[board.pads[0].net]) == 1
+    tracks, vias = legal_join(board, rules)
     assert all(abs(math.remainder(math.degrees(math.atan2(t.end[1] - t.start[1], t.end[0] - t.start[0])), 45))
                < 1e-6 for t in tracks)
 
@@ -93,12 +100,8 @@ def test_a_wall_on_one_layer_is_passed_under_by_two_vias(tmp_path):
     b.zone(None, ["F.Cu"], [(7, 0), (9, 0), (9, 10), (7, 10)], keepout=True)
     board = load_board(generated.write(b, tmp_path))
     rules = load_rules(board, load_config())
-    found = detail_join(board, rules, board.pads[0].net, [], [], [], 0.001)
-    assert found is not None
-    tracks, vias = found
+    tracks, vias = legal_join(board, rules)
     assert len(vias) == 2 and {t.layer for t in tracks} == {"F.Cu", "B.Cu"}
-    assert check(board, rules, tracks, vias, only_new=True).violations == []
-    assert len(pad_groups(board, tracks, vias)[board.pads[0].net]) == 1
 
 
 def ring_board(tmp_path):
@@ -169,11 +172,7 @@ def test_a_wall_longer_than_the_first_window_is_gone_round_in_the_wider_one(tmp_
     b.zone(None, ["F.Cu", "B.Cu"], [(9.7, 5.5), (10.3, 5.5), (10.3, 10.5), (9.7, 10.5)], keepout=True)
     board = load_board(generated.write(b, tmp_path))
     rules = load_rules(board, load_config())
-    found = detail_join(board, rules, board.pads[0].net, [], [], [], 0.001)
-    assert found is not None
-    tracks, vias = found
-    assert check(board, rules, tracks, vias, only_new=True).violations == []
-    assert len(pad_groups(board, tracks, vias)[board.pads[0].net]) == 1
+    tracks, vias = legal_join(board, rules)
     assert min(min(t.start[1], t.end[1]) for t in tracks) < 5.5 or max(max(t.start[1], t.end[1]) for t in tracks) > 10.5
 
 
