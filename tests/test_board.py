@@ -170,6 +170,7 @@ def test_a_footprints_text_that_names_its_reference_is_as_long_as_the_reference(
     ('(footprint "X" (layer "F.Cu") (at 5 5) (pad "1" smd roundrect (at 0 0) (size 1 1) (layers "F.Cu") '
      '(roundrect_rratio )))', "(roundrect_rratio ...) needs 1 number"),      # found by the fuzzer (seed 2414283250)
     ('(setup (pcbplotparams (scaleselection )))', "(scaleselection ...) needs a number"),     # seed 73702201
+    ('(setup (pcbplotparams (mode 0x1F)))', "(mode ...) holds something that is not a number"),   # seed 1589086559
     # a zone's saved fill is checked in a faster way (reader.PLAIN_FILL), yet refused where KiCad refuses it
     ('(filled_polygon (layer "F.Cu") (pts (xy 1 1) (xy 2 1) (xy 2 2)))', "a (kicad_pcb ...) holds a (filled_polygon"),
     ('(zone (net 0) (net_name "") (layer "F.Cu") (polygon (pts (xy 1 1) (xy 2 1) (xy 2 2))) '

@@ -183,12 +183,13 @@ NUMERIC = {
 }
 WORDS = {"at": {"unlocked"}, "drill": {"oval"}, "hatch": {"none", "edge", "full"}, "thickness": {"locked"}}
 NOT_NUMERIC_IN = {("options", "clearance")}          # a custom pad's (clearance outline)
+NUMERIC_IN = {("pcbplotparams", "mode")}             # the plot mode, a number; a padstack's (mode custom) is a word
 # Not read by KiCad's board parser as items at all (named properties, embedded data): nothing below is checked.
 UNREAD = {"generated", "embedded_files"}
 
 
 def holds_numbers(parent: str | None, head: str | None) -> bool:
-    return head in NUMERIC and (parent, head) not in NOT_NUMERIC_IN
+    return (head in NUMERIC or (parent, head) in NUMERIC_IN) and (parent, head) not in NOT_NUMERIC_IN
 
 
 def allowed_children(parent: str | None, head: str | None) -> set[str] | None:
