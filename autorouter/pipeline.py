@@ -164,6 +164,8 @@ FINISH_STALL = 2
 DETAIL_STALL = 8
 # Times the nets a detail join parts (its new copper cuts their fill) are joined again before it is judged
 MEND_ROUNDS = 2
+# Levels of ways through further nets' copper that the nets a detail join moves may take on their way back
+THROUGH_DEPTH = 1
 
 # Where joins are still missing once finished, routing starts over with the next of these changes to the settings
 # (a number: a factor on the config field; a string: its value; best_attempt). Which costs settle a congested board
@@ -341,61 +343,74 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
 def detail_joins(board, rules, config, scope, starved_before, joined: Joined, should_stop) -> Joined:
     """The nets still apart once the join rounds are done, joined in exact geometry on a fine grid (detail), else
     through other nets' new copper, which then moves (join_through): each join kept where the board then misses
-    fewer joins and starves no more thermal reliefs. Without a time limit, it stops after DETAIL_STALL nets in a row
-    that joined nothing."""
+    fewer joins and starves no more thermal reliefs. In passes: first the nets moved find their way back in free
+    room, then (for the nets still apart) also through a further net's copper (THROUGH_DEPTH), which costs more
+    where it finds nothing (c4_pico_ice's /ICE_28: 14 -> 60 s) and moves more copper. Without a time limit, a pass
+    stops after DETAIL_STALL nets in a row that joined nothing."""
     starved, copper = None, None
-    fruitless = 0
-    for net in sorted(n for n, g in joined.groups.items() if n in scope and len(g) > 1):
-        if not config.time_limit and fruitless >= DETAIL_STALL:
-            break
-        before = missing_joins(joined.groups, scope)
-        while not should_stop():
-            copper = copper or Copper(board, rules, joined.tracks, joined.vias)
-            found = detail_join(board, rules, net, joined.tracks, joined.vias, joined.fills, config.clearance_margin,
-                                copper, should_stop)
-            if found is not None:
-                tracks, vias = joined.tracks + found[0], joined.vias + found[1]
-            else:
-                found = join_through(board, rules, net, joined.tracks, joined.vias, joined.fills,
-                                     config.clearance_margin, should_stop, copper)
-                if found is None:
-                    break
-                tracks, vias = found
-            if joined.relief_fills is None:         # no fills to predict again
-                trial = joined._replace(tracks=tracks, vias=vias, groups=pad_groups(board, tracks, vias, joined.fills))
-            else:
-                trial = fills_mended(board, rules, config, scope, joined, with_copper(board, rules, joined, tracks,
-                                                                                      vias), should_stop)
-            if missing_joins(trial.groups, scope) >= missing_joins(joined.groups, scope):
+    for deeper in range(THROUGH_DEPTH + 1):
+        fruitless = 0
+        for net in sorted(n for n, g in joined.groups.items() if n in scope and len(g) > 1):
+            if (not config.time_limit and fruitless >= DETAIL_STALL) or should_stop():
                 break
-            if joined.relief_fills is not None:
-                if starved is None:
-                    starved = starved_count(board, rules, joined, starved_before)
-                now = starved_count(board, rules, trial, starved_before)
-                if now > starved:
+            before = missing_joins(joined.groups, scope)
+            while not should_stop():
+                copper = copper or Copper(board, rules, joined.tracks, joined.vias)
+                found = detail_join(board, rules, net, joined.tracks, joined.vias, joined.fills,
+                                    config.clearance_margin, copper, should_stop)
+                if found is not None:
+                    tracks, vias = joined.tracks + found[0], joined.vias + found[1]
+                else:
+                    found = join_through(board, rules, net, joined.tracks, joined.vias, joined.fills,
+                                         config.clearance_margin, should_stop, copper, deeper=deeper)
+                    if found is None:
+                        break
+                    tracks, vias = found
+                if joined.relief_fills is None:         # no fills to predict again
+                    trial = joined._replace(tracks=tracks, vias=vias,
+                                            groups=pad_groups(board, tracks, vias, joined.fills))
+                else:
+                    trial = fills_mended(board, rules, config, scope, joined,
+                                         with_copper(board, rules, joined, tracks, vias), should_stop, net)
+                if missing_joins(trial.groups, scope) >= missing_joins(joined.groups, scope):
                     break
-                starved = now
-            joined, copper = trial, None
-        fruitless = 0 if missing_joins(joined.groups, scope) < before else fruitless + 1
+                if joined.relief_fills is not None:
+                    if starved is None:
+                        starved = starved_count(board, rules, joined, starved_before)
+                    now = starved_count(board, rules, trial, starved_before)
+                    if now > starved:
+                        break
+                    starved = now
+                joined, copper = trial, None
+            fruitless = 0 if missing_joins(joined.groups, scope) < before else fruitless + 1
     return joined
 
 
-def fills_mended(board, rules, config, scope, before: Joined, trial: Joined, should_stop) -> Joined:
+def fills_mended(board, rules, config, scope, before: Joined, trial: Joined, should_stop, joining: int) -> Joined:
     """The trial with the nets it parts joined again: a way through other nets' copper moves them, and their new
     copper can cut a fill apart, which only the fills predicted again show (c4_buspirate6's SPI_CLK, joined through
-    GND, BUFIO7 and SPI_CDO in a 5 mm window: their new tracks parted a GND fill). Up to MEND_ROUNDS times, while
-    some net is apart in more groups than before."""
+    GND, BUFIO7 and SPI_CDO in a 5 mm window: their new tracks parted a GND fill). Each is joined in the fine grid's
+    free room, else through other nets' copper, the net the trial joins (joining) kept where it is (c4_esp32c5's
+    GND, parted in three places by the nets /USB_DN's way moved), once for each group more than before. Up to
+    MEND_ROUNDS times, while some net is apart in more groups than before."""
+    margin = config.clearance_margin
     for _ in range(MEND_ROUNDS):
         parted = [net for net, g in sorted(trial.groups.items())
                   if net in scope and len(g) > len(before.groups.get(net, ())) and len(g) > 1]
         if not parted or should_stop():
             break
         for net in parted:
-            found = detail_join(board, rules, net, trial.tracks, trial.vias, trial.fills, config.clearance_margin,
-                                None, should_stop)
-            if found is None:
-                return trial
-            trial = with_copper(board, rules, trial, trial.tracks + found[0], trial.vias + found[1])
+            for _ in range(len(trial.groups[net]) - len(before.groups.get(net, ()))):
+                found = detail_join(board, rules, net, trial.tracks, trial.vias, trial.fills, margin, None,
+                                    should_stop)
+                if found is not None:
+                    trial = with_copper(board, rules, trial, trial.tracks + found[0], trial.vias + found[1])
+                    continue
+                found = join_through(board, rules, net, trial.tracks, trial.vias, trial.fills, margin, should_stop,
+                                     keep=frozenset({joining}))
+                if found is None:
+                    return trial
+                trial = with_copper(board, rules, trial, *found)
     return trial
 
 

@@ -304,6 +304,16 @@ def thin_zone_across() -> TestBoard:
     return b
 
 
+def plane_between_vias() -> TestBoard:
+    """Two GND pads on F.Cu with no fill of their own, and a GND zone on B.Cu between them that reaches neither: once
+    a track and a via from each pad drop into it, its fill joins them, touching nothing but the two vias."""
+    b = TestBoard("planevias", 2, 30, 16)
+    b.footprint("J1", "Pin", 4, 8, [b.smd_pad("J1", 1, 0, 0, 1.5, 1.5, "GND")], True)
+    b.footprint("J2", "Pin", 26, 8, [b.smd_pad("J2", 1, 0, 0, 1.5, 1.5, "GND")], True)
+    b.zone("GND", ["B.Cu"], [(8, 2), (22, 2), (22, 14), (8, 14)])
+    return b
+
+
 def relief_by_keepout() -> TestBoard:
     """A GND pad (1 mm, thermal gap 0.3) in a GND zone with pour keep-outs: left of it and below it from the edge
     of its gap (those spokes end in no fill), and right of it one minimum thickness (0.25) past the gap, so that

@@ -193,7 +193,7 @@ def test_a_fill_a_join_cuts_apart_is_joined_again(tmp_path):
     before = Joined([], [], [], pieces, pad_groups(board, [], [], pieces), relief_fill(board, rules, [], []))
     trial = with_copper(board, rules, before, [Track((15, 2), (15, 14), 0.25, "F.Cu", s)], [])
     assert len(trial.groups[gnd]) == 2
-    mended = fills_mended(board, rules, config, {gnd, s}, before, trial, lambda: "")
+    mended = fills_mended(board, rules, config, {gnd, s}, before, trial, lambda: "", s)
     assert len(mended.groups[gnd]) == 1 and len(mended.groups[s]) == 1
     assert check(board, rules, mended.tracks, mended.vias, only_new=True).violations == []
 

@@ -7,6 +7,7 @@ import shapely
 
 import generated as g
 from autorouter.board import load_board
+from autorouter.board.connectivity import pad_groups
 from autorouter.board.model import Track, Via
 from autorouter.board.rules import load_rules
 from autorouter.check import check
@@ -30,8 +31,14 @@ def thermal_board(tmp_path, minimums=None):
 
 
 def with_tracks(path, tracks, out):
+    return with_items(path, tracks, [], out)
+
+
+def with_items(path, tracks, vias, out):
     items = "".join(f'\n\t(segment (start {t.start[0]} {t.start[1]}) (end {t.end[0]} {t.end[1]}) (width {t.width}) '
                     f'(layer "{t.layer}") (net {t.net}))' for t in tracks)
+    items += "".join(f'\n\t(via (at {v.x} {v.y}) (size {v.diameter}) (drill {v.drill}) '
+                     f'(layers {" ".join(chr(34) + l + chr(34) for l in v.layers)}) (net {v.net}))' for v in vias)
     text = path.read_text().rstrip()
     out.write_text(text[:-1] + items + "\n)\n")
     out.with_suffix(".kicad_pro").write_text(path.with_suffix(".kicad_pro").read_text())
@@ -137,6 +144,24 @@ def test_a_zone_of_higher_priority_knocks_out_its_fill_not_its_outline(tmp_path)
     assert pieces == [["J1.1", "J2.1"]]
     if kicad_available() and JUDGE.is_dir():
         assert judge().drc(str(path), refill=True)["unconnected"] == 0
+
+
+def test_a_piece_of_fill_that_touches_only_vias_joins_them(tmp_path):
+    """KiCad keeps a piece of fill that touches anything of its net, vias included (it removes only those that touch
+    nothing), so a plane between two vias joins them. Left out, the board looked a join short where KiCad finds
+    none (c4_esp32c5's GND, parted by the nets that moved for /USB_DN's way)."""
+    path = g.write(g.plane_between_vias(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    gnd = next(n for n, name in board.net_names.items() if name == "GND")
+    tracks = [Track((4, 8), (10, 8), 0.25, "F.Cu", gnd), Track((20, 8), (26, 8), 0.25, "F.Cu", gnd)]
+    vias = [Via(10, 8, 0.6, 0.3, ("F.Cu", "B.Cu"), gnd), Via(20, 8, 0.6, 0.3, ("F.Cu", "B.Cu"), gnd)]
+    pieces = predict(board, rules, tracks, vias)
+    assert [p.pads for p in pieces] == [[]]
+    assert len(pad_groups(board, tracks, vias, pieces)[gnd]) == 1
+    if kicad_available() and JUDGE.is_dir():
+        routed = with_items(path, tracks, vias, tmp_path / "routed.kicad_pcb")
+        assert judge().drc(str(routed), refill=True)["unconnected"] == 0
 
 
 def test_a_teardrop_fills_through_a_pour_keepout_and_knocks_out_the_zones_below(tmp_path):

@@ -25,20 +25,24 @@ WAYS = 4            # ways tried, each with the nets that found no way back befo
 
 
 def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[Via], pieces, margin: float,
-                 should_stop=lambda: "", copper: Copper | None = None) -> tuple[list[Track], list[Via]] | None:
+                 should_stop=lambda: "", copper: Copper | None = None, keep: frozenset = frozenset(),
+                 deeper: int = 0) -> tuple[list[Track], list[Via]] | None:
     """All the new tracks and vias once the net's smallest group of copper is joined to the rest through other
     nets' new copper (tracks, vias) and those nets are joined again around it; None where no such way is found in
-    WAYS tries, each with the nets that found no way back in the tries before as walls. The way is searched in the
-    first window of aparts only: the wider windows serve the nets that find their way back (detail_join), which
-    costs less than a search through every net's copper over them (a second such pass took 40 s of c4_pico_ice's
-    /ICE_28 and joined nothing). copper: Copper(board, rules, tracks, vias), where the caller keeps one."""
+    WAYS tries, each with the nets that found no way back in the tries before as walls (and those in keep). The
+    nets moved look for their way back in free room, else (deeper > 0) through a further net's copper in turn, up
+    to `deeper` levels (c4_esp32c5's /USB_DN moves /GPIO4, which finds its way back only by moving /USB_DP). The way
+    is searched in the first window of aparts only: the wider windows serve the nets that find their way back
+    (detail_join), which costs less than a search through every net's copper over them (a second such pass took
+    40 s of c4_pico_ice's /ICE_28 and joined nothing). copper: Copper(board, rules, tracks, vias), where the caller
+    keeps one."""
     a = next(aparts(board, net, tracks, vias, pieces), None)
     if a is None:
         return None
     walls = (copper or Copper(board, rules, tracks, vias), list(vias))
-    stay = {net}
+    stay = {net} | set(keep)
     for _ in range(WAYS):
-        outcome = way_through(board, rules, a, tracks, vias, pieces, margin, should_stop, stay, walls)
+        outcome = way_through(board, rules, a, tracks, vias, pieces, margin, should_stop, stay, walls, deeper)
         if not isinstance(outcome, int):
             return outcome
         if outcome < 0 or should_stop():
@@ -48,9 +52,10 @@ def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[
 
 
 def way_through(board: Board, rules, a, tracks: list[Track], vias: list[Via], pieces, margin: float, should_stop,
-                stay: set[int], walls: tuple[Copper, list[Via]]) -> tuple[list[Track], list[Via]] | int:
+                stay: set[int], walls: tuple[Copper, list[Via]], depth: int) -> tuple[list[Track], list[Via]] | int:
     """join_through's one try, the new copper of the nets in `stay` a wall (walls: all the copper, and the new
-    vias): the tracks and vias, else the net that found no way back (-1 where none was found for a.net)."""
+    vias), the nets moved allowed `depth` levels of ways through further nets' copper on their way back: the tracks
+    and vias, else the net that found no way back (-1 where none was found for a.net)."""
     own_tracks = [t for t in tracks if t.net in stay]
     own_vias = [v for v in vias if v.net in stay]
     found = search(board, rules, Copper(board, rules, own_tracks, own_vias), a, margin, own_vias, should_stop, walls)
@@ -77,9 +82,16 @@ def way_through(board: Board, rules, a, tracks: list[Track], vias: list[Via], pi
                 if parts(board, other, tracks, vias, pieces) < 2:
                     break
                 rejoined = detail_join(board, rules, other, tracks, vias, pieces, margin, None, should_stop)
-                if rejoined is None:
+                if rejoined is not None:
+                    tracks, vias = tracks + rejoined[0], vias + rejoined[1]
+                    continue
+                if not depth:
                     return other
-                tracks, vias = tracks + rejoined[0], vias + rejoined[1]
+                through = join_through(board, rules, other, tracks, vias, pieces, margin, should_stop, None,
+                                       frozenset(stay | {a.net}), depth - 1)
+                if through is None:
+                    return other
+                tracks, vias = through
             tracks, vias = trimmed(board, other, tracks, vias, pieces)
             if parts(board, other, tracks, vias, pieces) < 2:
                 break

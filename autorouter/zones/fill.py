@@ -293,12 +293,14 @@ def near_pairs(parts: np.ndarray, distance: float) -> np.ndarray:
     return np.stack([a[near], b[near]])
 
 
-def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN, wired: bool = False,
+def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN,
             since: tuple[list[Piece], list] | None = None) -> Prediction:
-    """The pieces of every zone's fill that join at least one pad, with the pads they join; wired: also those that
-    join only tracks or vias of the zone's net, which KiCad keeps too (it removes the pieces that touch nothing).
+    """The pieces of every zone's fill that KiCad keeps (it removes those that touch nothing of the zone's net): those
+    that join a pad, with the pads they join, and those that touch only tracks or vias of the net, which carry a join
+    between them (a piece of a 2-layer board's GND plane between two vias: c4_esp32c5's /USB_DN, joined through other
+    nets' copper, then found to part GND, which KiCad's refill joins that way).
     margin: how much more than KiCad is knocked out (MARGIN for connections, RELIEF_MARGIN for thermal reliefs).
-    since: (pieces, changed): what predict gave, with the same margin and wired, for copper that differs from this
+    since: (pieces, changed): what predict gave, with the same margin, for copper that differs from this
     only by the changed tracks and vias (added or taken away); a zone's fill on a layer that none of them comes
     within reach of is taken from those pieces, not filled again (a few stubs change a few fills, and on a large
     board each fill costs seconds). Where the pieces are a Prediction, so is such a fill where a changed zone below
@@ -340,7 +342,7 @@ def predict(board: Board, rules, tracks=(), vias=(), margin: float = MARGIN, wir
                      and connection(board.pads[copper.kinds[h][1]], zone) == "solid"]
             for k, p in zip(*touching(tree, parts, copper.geoms[solid])):
                 joined.setdefault(int(p), set()).add(copper.kinds[solid[k]][1])
-            own = [h for h in (copper.near(fill, li, 0.0).tolist() if wired else ())
+            own = [h for h in copper.near(fill, li, 0.0).tolist()
                    if copper.nets[h] == zone.net and copper.kinds[h][0] in ("track", "via")]
             touched = set(touching(tree, parts, copper.geoms[own])[1].tolist())
             for p in sorted(set(joined) | set(joined_by) | touched):
@@ -357,10 +359,10 @@ def touching(tree: STRtree, parts: np.ndarray, geoms: np.ndarray) -> tuple[np.nd
 
 
 def relief_fill(board: Board, rules, tracks=(), vias=(), since: tuple[list[Piece], list] | None = None) -> Prediction:
-    """The fill on which thermal reliefs are judged: predict with KiCad's own tolerance (RELIEF_MARGIN), and the
-    pieces that join only tracks and vias, where a track's far end counts as a spoke (c4_scalenode's shield pad:
+    """The fill on which thermal reliefs are judged: predict with KiCad's own tolerance (RELIEF_MARGIN). Its pieces
+    that join only tracks and vias count too: there a track's far end counts as a spoke (c4_scalenode's shield pad:
     an F.Cu track from it to a via whose own piece of the In1.Cu fill holds nothing else). since: as predict's."""
-    return predict(board, rules, tracks, vias, RELIEF_MARGIN, wired=True, since=since)
+    return predict(board, rules, tracks, vias, RELIEF_MARGIN, since=since)
 
 
 def stale_fills(board: Board, copper: Copper, changed: list) -> set[tuple[int, str]]:
@@ -402,7 +404,7 @@ def starting_fills(board: Board, rules) -> tuple[list[Piece], list[Piece], list[
         return [], [], []
     calls = [partial(predict, board, rules), partial(relief_fill, board, rules)]
     if rules.min_spokes > 1:                  # spoke_guards then asks for the fill at GUARD_MARGIN too
-        calls.append(partial(predict, board, rules, margin=GUARD_MARGIN, wired=True))
+        calls.append(partial(predict, board, rules, margin=GUARD_MARGIN))
     joins, relief_fills, *wider = at_once(*calls)
     return joins, relief_fills, spoke_guards(board, rules, relief_fills, *wider)
 
@@ -440,7 +442,7 @@ def spoke_guards(board: Board, rules, pieces: list[Piece],
     chosen = spokes_by_pad(pieces)
     if board.zones and rules.min_spokes > 1:
         if wider is None:
-            wider = predict(board, rules, margin=GUARD_MARGIN, wired=True)
+            wider = predict(board, rules, margin=GUARD_MARGIN)
         for key, groups in spokes_by_pad(wider).items():
             if 0 < sum(len(g) for _, g in chosen.get(key, [])) < rules.min_spokes <= sum(len(g) for _, g in groups):
                 chosen[key] = groups
