@@ -95,9 +95,12 @@ def test_gpu_backend_without_a_gpu_is_a_usage_error(tmp_path):
 
 @needs_shared
 def test_crlf_board_keeps_its_line_ends(tmp_path):
-    """k7_tillitis_tk1 ends its lines with CRLF: the output keeps every one of them, and its new items use them."""
+    """k7_tillitis_tk1 ends its lines with CRLF: the output keeps every one of them, and its new items use them. Its
+    tracks and vias (one line each) are taken out first: with them, its fills already join GND and +3V3."""
     from conftest import assert_only_routing_added
-    src, out = BOARDS / "k7_tillitis_tk1.kicad_pcb", tmp_path / "routed.kicad_pcb"
+    src, out = tmp_path / "stripped.kicad_pcb", tmp_path / "routed.kicad_pcb"
+    lines = (BOARDS / "k7_tillitis_tk1.kicad_pcb").read_bytes().decode().split("\r\n")
+    src.write_bytes("\r\n".join(l for l in lines if not l.startswith(("  (segment ", "  (via "))).encode())
     proc = run("route", src, "-o", out, "-q", "--backend", "cpu", "--nets", "GND,+3V3", "--time-limit", "60")
     assert proc.returncode in (0, 1), proc.stderr
     before, after = src.read_bytes().decode(), out.read_bytes().decode()
