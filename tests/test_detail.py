@@ -163,6 +163,35 @@ def test_a_pin_walled_in_by_a_new_track_is_joined_through_it_and_the_track_moves
     assert len(groups[a]) == 1 and len(groups[b_net]) == 1
 
 
+def test_a_net_moved_out_of_the_way_may_move_a_third_on_its_way_back(tmp_path):
+    # no vias anywhere: A (TP1, TP2) and B (J1, J2) have pads on F.Cu only. B's track spans the board from edge to
+    # edge, so A must cross it. B's way back round TP2 meets C's track, which walls it from TP2 down to the edge: B
+    # crosses C, and C, whose through-hole pads reach B.Cu, joins again there. One level deep (deeper=0), B finds no
+    # way back and nothing is joined.
+    from autorouter.detail import join_through
+    b = generated.TestBoard("deeper", 2, 12, 12)
+    for ref, x, y, net in (("TP1", 0.9, 6, "A"), ("TP2", 7, 6, "A"), ("J1", 5, 0.9, "B"), ("J2", 5, 11.1, "B")):
+        b.footprint(ref, "TestPoint", x, y, [b.smd_pad(ref, 1, 0, 0, 0.6, 0.6, net)], True)
+    for ref, y in (("K1", 6.9), ("K2", 11.3)):
+        pad = b.tht_pad(ref, 1, 0, 0, "C").replace("(size 1.7 1.7)", "(size 0.8 0.8)").replace("(drill 1)", "(drill 0.4)")
+        b.footprint(ref, "Pin", 7, y, [pad], False)
+    b.zone(None, ["F.Cu", "B.Cu"], [(0, 0), (12, 0), (12, 12), (0, 12)], keepout=True)
+    b.extra[-1] = b.extra[-1].replace("(tracks not_allowed)", "(tracks allowed)")
+    board = load_board(generated.write(b, tmp_path))
+    rules = load_rules(board, load_config())
+    a, b_net, c = (next(n for n, name in board.net_names.items() if name == want) for want in "ABC")
+    walls = [Track((5, 0.9), (5, 11.1), 0.25, "F.Cu", b_net), Track((7, 6.9), (7, 11.3), 0.25, "F.Cu", c)]
+    assert detail_join(board, rules, a, walls, [], [], 0.001) is None
+    assert join_through(board, rules, a, walls, [], [], 0.001) is None
+    found = join_through(board, rules, a, walls, [], [], 0.001, deeper=1)
+    assert found is not None
+    tracks, vias = found
+    assert not vias and not set(walls) & set(tracks)
+    assert check(board, rules, tracks, vias, only_new=True).violations == []
+    groups = pad_groups(board, tracks, vias)
+    assert all(len(groups[net]) == 1 for net in (a, b_net, c))
+
+
 def test_a_wall_longer_than_the_first_window_is_gone_round_in_the_wider_one(tmp_path):
     # a keep-out on both layers between two pads 2 mm apart, reaching 2.5 mm either side of them: the first window
     # (a margin of 1 mm and a quarter of the gap) holds no way round it, the wider one does

@@ -49,7 +49,10 @@ class FineGrid:
         return self.x0 + xs * self.step, self.y0 + ys * self.step
 
     def point(self, r: int, c: int) -> tuple[float, float]:
-        return round(self.x0 + c * self.step, 4), round(self.y0 + r * self.step, 4)
+        """The point's coordinates, to the nanometre, as KiCad stores them: a path that ends on the edge of a pad
+        stays on it (rounded to 0.1 um, a track end on a pad's rounded corner fell 5 nm off it, and the way it ended
+        was trimmed as dangling)."""
+        return round(self.x0 + c * self.step, 6), round(self.y0 + r * self.step, 6)
 
     def outside(self, shapes: list, reach: list[float]) -> np.ndarray:
         """Where the points lie farther than reach[i] + SLACK steps from every shapes[i] (boolean rows x cols)."""
