@@ -345,7 +345,7 @@ def detail_joins(board, rules, config, scope, starved_before, joined: Joined, sh
     through other nets' new copper, which then moves (join_through): each join kept where the board then misses
     fewer joins and starves no more thermal reliefs. In passes: first the nets moved find their way back in free
     room, then (for the nets still apart) also through a further net's copper (THROUGH_DEPTH), which costs more
-    where it finds nothing (c4_pico_ice's /ICE_28: 14 -> 60 s) and moves more copper. Without a time limit, a pass
+    where it finds nothing (c4_pico_ice's /ICE_28: 14 -> 47-61 s) and moves more copper. Without a time limit, a pass
     stops after DETAIL_STALL nets in a row that joined nothing."""
     starved, copper = None, None
     for deeper in range(THROUGH_DEPTH + 1):

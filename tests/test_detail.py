@@ -173,7 +173,8 @@ def test_a_net_moved_out_of_the_way_may_move_a_third_on_its_way_back(tmp_path):
     for ref, x, y, net in (("TP1", 0.9, 6, "A"), ("TP2", 7, 6, "A"), ("J1", 5, 0.9, "B"), ("J2", 5, 11.1, "B")):
         b.footprint(ref, "TestPoint", x, y, [b.smd_pad(ref, 1, 0, 0, 0.6, 0.6, net)], True)
     for ref, y in (("K1", 6.9), ("K2", 11.3)):
-        pad = b.tht_pad(ref, 1, 0, 0, "C").replace("(size 1.7 1.7)", "(size 0.8 0.8)").replace("(drill 1)", "(drill 0.4)")
+        pad = b.tht_pad(ref, 1, 0, 0, "C").replace("(size 1.7 1.7)", "(size 0.8 0.8)")
+        pad = pad.replace("(drill 1)", "(drill 0.4)")
         b.footprint(ref, "Pin", 7, y, [pad], False)
     b.zone(None, ["F.Cu", "B.Cu"], [(0, 0), (12, 0), (12, 12), (0, 12)], keepout=True)
     b.extra[-1] = b.extra[-1].replace("(tracks not_allowed)", "(tracks allowed)")
