@@ -53,14 +53,11 @@ class NetTask:
 VIA_ROOM_MM = 1.0      # a pad on one outer layer needs a via site this near (a BGA ball's dog-bone is at 0.57 mm)
 
 
-def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, layer_index, lattice, config,
-                   smallest: bool = False, thinnest: float = 0.0):
-    """Pins with portals at the net class's width and via size. Where a pad cannot be reached at that width (a wide
-    power track into a fine-pitch pad), the narrowest class width in use, then the board's minimum width (and
-    thinnest, if given); where a pad on one outer layer has no room for the class's via near it (an inner ball of a
-    BGA), the smallest via the board allows (a dog-bone fan-out). KiCad's DRC checks the board's minimums, not the
-    class's sizes, so necking a net down stays legal. smallest: the narrowest and smallest first. Returns (class
-    used, pins, blocked pad names)."""
+def candidate_classes(cls: NetClassRules, rules: DesignRules, smallest: bool = False,
+                      thinnest: float = 0.0) -> list[NetClassRules]:
+    """The sizes reachable_pins tries, in its order: the class's, then necked to the narrowest class width in use,
+    the board's minimum width and thinnest, each also with the smallest via the board allows (smallest: the other
+    way round)."""
     widths = sorted({min(c.track_width for c in rules.classes.values()), rules.min_track_width, thinnest} - {0.0},
                     reverse=True)
     necked = [cls] + [replace(cls, name=f"{cls.name}, necked to {w:g}", track_width=w)
@@ -72,11 +69,24 @@ def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, l
         if small and small[0] < c.via_diameter:
             candidates.append(replace(c, name=f"{c.name}, vias {small[0]:g}/{small[1]:g}", via_diameter=small[0],
                                       via_drill=min(small[1], c.via_drill)))
+    return candidates[::-1] if smallest else candidates
+
+
+def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, layer_index, lattice, config,
+                   smallest: bool = False, thinnest: float = 0.0, first: list[Portals] | None = None):
+    """Pins with portals at the net class's width and via size. Where a pad cannot be reached at that width (a wide
+    power track into a fine-pitch pad), the narrowest class width in use, then the board's minimum width (and
+    thinnest, if given); where a pad on one outer layer has no room for the class's via near it (an inner ball of a
+    BGA), the smallest via the board allows (a dog-bone fan-out). KiCad's DRC checks the board's minimums, not the
+    class's sizes, so necking a net down stays legal. smallest: the narrowest and smallest first. first: the pins'
+    portals at the first of those sizes, where the caller found them already (build_tasks, for many nets at once).
+    Returns (class used, pins, blocked pad names)."""
     tried = []
-    for candidate in reversed(candidates) if smallest else candidates:
+    for k, candidate in enumerate(candidate_classes(cls, rules, smallest, thinnest)):
         profile = profiles[candidate]
         pins, blocked, starved = [], [], False
-        found = pins_portals(clusters, layer_index, profile, lattice, config.portal_radius)
+        found = first if k == 0 and first is not None else \
+            pins_portals(clusters, layer_index, profile, lattice, config.portal_radius)
         for group, portals in zip(clusters, found):
             if portals.nodes.size == 0:
                 blocked.append(pad_names(group))
@@ -115,6 +125,7 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
     for k, piece in enumerate(pieces):
         for i in piece.pads:
             piece_of.setdefault(i, []).append(k)
+    todo = []                   # (net, name, clusters in connection order, their fills, smallest)
     for net, groups in sorted(pad_groups(board, tracks, vias, pieces).items()):
         name = names.get(net, str(net))
         if only is not None and name not in only:
@@ -127,9 +138,12 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
         labels = np.repeat(np.arange(len(clusters)), [len(g) for g in clusters])
         u, v, w = complete_edges(points, labels)
         order = connection_order(len(clusters), u, v, dense_tree(len(clusters), u, v, w))
-        tasks.append(make_task(net, name, [clusters[i] for i in order], board, rules, profiles, lattice, config,
-                               smallest or prefers_smallest(rules.for_net(net), rules, config),
-                               [fills[i] for i in order]))
+        todo.append((net, name, [clusters[i] for i in order], [fills[i] for i in order],
+                     smallest or prefers_smallest(rules.for_net(net), rules, config)))
+    first = first_portals(todo, board, rules, profiles, lattice, config)
+    for (net, name, clusters, fills, small), portals in zip(todo, first):
+        tasks.append(make_task(net, name, clusters, board, rules, profiles, lattice, config, small, fills,
+                               first=portals))
     gap = rules.max_clearance + config.clearance_margin
     if tracks:                  # joining what routing left apart: stubs must keep clear of the tracks made so far
         made = track_index(tracks, lattice)
@@ -144,6 +158,26 @@ def build_tasks(board: Board, rules: DesignRules, profiles: Obstacles, lattice: 
             if not pin.portals.nodes.size and not pin.blocked_by:
                 pin.blocked_by = blocked_by(pin, t, lattice, config.portal_radius, names)
     return tasks
+
+
+def first_portals(todo: list, board: Board, rules: DesignRules, profiles: Obstacles, lattice: Lattice,
+                  config) -> list[list[Portals]]:
+    """Per net of build_tasks' todo, its pins' portals at the first sizes reachable_pins tries: one pins_portals
+    call for all the nets that try the same sizes first, not one per net (a pad's portals do not depend on the
+    other pads asked with it; vme-wren: 1,378 calls)."""
+    layer_index = {layer: i for i, layer in enumerate(board.copper_layers)}
+    by_sizes: dict[NetClassRules, list[int]] = {}
+    for k, (net, _, _, _, small) in enumerate(todo):
+        by_sizes.setdefault(candidate_classes(rules.for_net(net), rules, small)[0], []).append(k)
+    out: list[list[Portals]] = [[] for _ in todo]
+    for sizes, which in by_sizes.items():
+        found = pins_portals([pin for k in which for pin in todo[k][2]], layer_index, profiles[sizes], lattice,
+                             config.portal_radius)
+        at = 0
+        for k in which:
+            out[k] = found[at:at + len(todo[k][2])]
+            at += len(todo[k][2])
+    return out
 
 
 def blocked_by(pin: Pin, task: NetTask, lattice: Lattice, radius: int, names: dict[int, str]) -> str:
@@ -188,14 +222,15 @@ def prefers_smallest(cls: NetClassRules, rules: DesignRules, config) -> bool:
 
 
 def make_task(net: int, name: str, clusters, board, rules, profiles, lattice, config, smallest: bool,
-              fills=None, thinnest: float = 0.0) -> NetTask:
+              fills=None, thinnest: float = 0.0, first: list[Portals] | None = None) -> NetTask:
     """The task of joining the clusters (in connection order), with the sizes that reach every pad. fills: per
     cluster, the zone fill pieces that join it, where a path may end without reaching a pad. thinnest: a width
-    below the board's usual ones that it may take (reachable_pins)."""
+    below the board's usual ones that it may take; first: the clusters' portals at the first sizes tried, where
+    the caller has them (reachable_pins)."""
     layer_index = {layer: i for i, layer in enumerate(board.copper_layers)}
     wanted = rules.for_net(net)
     cls, pins, blocked = reachable_pins(clusters, wanted, rules, profiles, layer_index, lattice, config, smallest,
-                                        thinnest)
+                                        thinnest, first)
     inset = cls.via_diameter / 2 + rules.max_clearance + config.clearance_margin
     for pin in pins:            # said apart from a blocked pad: the part, not the rules, needs moving
         pin.outside = not any(shapely.contains_xy(board.outline, p.x, p.y) for p in pin.pads)
