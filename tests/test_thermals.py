@@ -12,6 +12,7 @@ from autorouter.board.model import Track, Via
 from autorouter.board.rules import load_rules
 from autorouter.check import check
 from autorouter.config import RouterConfig
+from autorouter.writeback.writer import with_items
 from autorouter.zones import (feed_starved, predict, relief_fill, relief_room, reliefs, spoke_guards, starved_keys,
                               stitch_islands)
 from autorouter.zones.thermals import PAD_WAY
@@ -31,14 +32,8 @@ def thermal_board(tmp_path, minimums=None):
 
 
 def with_tracks(path, tracks, out):
-    return with_items(path, tracks, [], out)
-
-
-def with_items(path, tracks, vias, out):
     items = "".join(f'\n\t(segment (start {t.start[0]} {t.start[1]}) (end {t.end[0]} {t.end[1]}) (width {t.width}) '
                     f'(layer "{t.layer}") (net {t.net}))' for t in tracks)
-    items += "".join(f'\n\t(via (at {v.x} {v.y}) (size {v.diameter}) (drill {v.drill}) '
-                     f'(layers {" ".join(chr(34) + l + chr(34) for l in v.layers)}) (net {v.net}))' for v in vias)
     text = path.read_text().rstrip()
     out.write_text(text[:-1] + items + "\n)\n")
     out.with_suffix(".kicad_pro").write_text(path.with_suffix(".kicad_pro").read_text())
@@ -160,7 +155,9 @@ def test_a_piece_of_fill_that_touches_only_vias_joins_them(tmp_path):
     assert [p.pads for p in pieces] == [[]]
     assert len(pad_groups(board, tracks, vias, pieces)[gnd]) == 1
     if kicad_available() and JUDGE.is_dir():
-        routed = with_items(path, tracks, vias, tmp_path / "routed.kicad_pcb")
+        routed = tmp_path / "routed.kicad_pcb"
+        routed.write_text(with_items(path.read_text(), board.version, board.net_names, tracks, vias))
+        routed.with_suffix(".kicad_pro").write_text(path.with_suffix(".kicad_pro").read_text())
         assert judge().drc(str(routed), refill=True)["unconnected"] == 0
 
 
