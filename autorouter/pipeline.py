@@ -16,7 +16,7 @@ import numpy as np
 from .board.model import Board, Track, Via, net_label
 from .board.rules import DesignRules
 from .config import RouterConfig
-from .detail import detail_join, join_through
+from .detail import join_apart
 from .lattice import build_obstacles, choose_pitch, make_lattice
 from .lattice.align import aligned_pitch, ball_grid
 from .lattice.grid import Lattice
@@ -356,16 +356,11 @@ def detail_joins(board, rules, config, scope, starved_before, joined: Joined, sh
             before = missing_joins(joined.groups, scope)
             while not should_stop():
                 copper = copper or Copper(board, rules, joined.tracks, joined.vias)
-                found = detail_join(board, rules, net, joined.tracks, joined.vias, joined.fills,
-                                    config.clearance_margin, copper, should_stop)
-                if found is not None:
-                    tracks, vias = joined.tracks + found[0], joined.vias + found[1]
-                else:
-                    found = join_through(board, rules, net, joined.tracks, joined.vias, joined.fills,
-                                         config.clearance_margin, should_stop, copper, deeper=deeper)
-                    if found is None:
-                        break
-                    tracks, vias = found
+                found = join_apart(board, rules, net, joined.tracks, joined.vias, joined.fills,
+                                   config.clearance_margin, should_stop, copper, deeper=deeper)
+                if found is None:
+                    break
+                tracks, vias = found
                 if joined.relief_fills is None:         # no fills to predict again
                     trial = joined._replace(tracks=tracks, vias=vias,
                                             groups=pad_groups(board, tracks, vias, joined.fills))
@@ -393,7 +388,6 @@ def fills_mended(board, rules, config, scope, before: Joined, trial: Joined, sho
     free room, else through other nets' copper, the net the trial joins (joining) kept where it is (c4_esp32c5's
     GND, parted in three places by the nets /USB_DN's way moved), once for each group more than before. Up to
     MEND_ROUNDS times, while some net is apart in more groups than before."""
-    margin = config.clearance_margin
     for _ in range(MEND_ROUNDS):
         parted = [net for net, g in sorted(trial.groups.items())
                   if net in scope and len(g) > len(before.groups.get(net, ())) and len(g) > 1]
@@ -401,13 +395,8 @@ def fills_mended(board, rules, config, scope, before: Joined, trial: Joined, sho
             break
         for net in parted:
             for _ in range(len(trial.groups[net]) - len(before.groups.get(net, ()))):
-                found = detail_join(board, rules, net, trial.tracks, trial.vias, trial.fills, margin, None,
-                                    should_stop)
-                if found is not None:
-                    trial = with_copper(board, rules, trial, trial.tracks + found[0], trial.vias + found[1])
-                    continue
-                found = join_through(board, rules, net, trial.tracks, trial.vias, trial.fills, margin, should_stop,
-                                     keep=frozenset({joining}))
+                found = join_apart(board, rules, net, trial.tracks, trial.vias, trial.fills,
+                                   config.clearance_margin, should_stop, keep=frozenset({joining}))
                 if found is None:
                     return trial
                 trial = with_copper(board, rules, trial, *found)

@@ -24,6 +24,20 @@ REJOIN_ROUNDS = 3   # times a net that moved is joined again and trimmed
 WAYS = 4            # ways tried, each with the nets that found no way back before as walls
 
 
+def join_apart(board: Board, rules, net: int, tracks: list[Track], vias: list[Via], pieces, margin: float,
+               should_stop=lambda: "", copper: Copper | None = None, keep: frozenset = frozenset(),
+               deeper: int = 0) -> tuple[list[Track], list[Via]] | None:
+    """All the tracks and vias once the net's smallest group of copper is joined to the rest: in free room
+    (detail_join), else, where deeper >= 0, through other nets' copper (join_through, with keep and deeper); None
+    where no way is found."""
+    found = detail_join(board, rules, net, tracks, vias, pieces, margin, copper, should_stop)
+    if found is not None:
+        return tracks + found[0], vias + found[1]
+    if deeper < 0:
+        return None
+    return join_through(board, rules, net, tracks, vias, pieces, margin, should_stop, copper, keep, deeper)
+
+
 def join_through(board: Board, rules, net: int, tracks: list[Track], vias: list[Via], pieces, margin: float,
                  should_stop=lambda: "", copper: Copper | None = None, keep: frozenset = frozenset(),
                  deeper: int = 0) -> tuple[list[Track], list[Via]] | None:
@@ -81,17 +95,11 @@ def way_through(board: Board, rules, a, tracks: list[Track], vias: list[Via], pi
             for _ in range(len(net_copper(board, other, tracks, vias, pieces))):
                 if parts(board, other, tracks, vias, pieces) < 2:
                     break
-                rejoined = detail_join(board, rules, other, tracks, vias, pieces, margin, None, should_stop)
-                if rejoined is not None:
-                    tracks, vias = tracks + rejoined[0], vias + rejoined[1]
-                    continue
-                if not depth:
+                rejoined = join_apart(board, rules, other, tracks, vias, pieces, margin, should_stop, None,
+                                      frozenset(stay | {a.net}), depth - 1)
+                if rejoined is None:
                     return other
-                through = join_through(board, rules, other, tracks, vias, pieces, margin, should_stop, None,
-                                       frozenset(stay | {a.net}), depth - 1)
-                if through is None:
-                    return other
-                tracks, vias = through
+                tracks, vias = rejoined
             tracks, vias = trimmed(board, other, tracks, vias, pieces)
             if parts(board, other, tracks, vias, pieces) < 2:
                 break
