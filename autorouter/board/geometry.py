@@ -15,6 +15,9 @@ QUAD_SEGS = 8    # segments per quarter circle of an offset or a disc
 # r * (1 - cos(pi / (4 * QUAD_SEGS))); scaling the radius by ROUND_OUT makes them circumscribe it instead, so copper
 # and clearances are never under-estimated
 ROUND_OUT = 1 / math.cos(math.pi / (4 * QUAD_SEGS))
+# mm: copper this near other copper of its net touches it. A track's end on a pad's rounded corner, rounded to the
+# nanometre, may fall a few nanometres off our polygon of the corner, which KiCad (its exact arc) finds joined.
+TOUCH = 1e-4
 
 
 def grow(geom: BaseGeometry, distance: float) -> BaseGeometry:

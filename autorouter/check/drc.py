@@ -18,7 +18,7 @@ from shapely.geometry import Point
 from shapely.strtree import STRtree
 
 from ..board.connectivity import pad_groups
-from ..board.geometry import centre_line
+from ..board.geometry import TOUCH, centre_line
 from ..board.model import Board
 from ..zones import predict, relief_fill, reliefs, starved_keys
 
@@ -268,9 +268,9 @@ def dangling_violations(board, items, report, pieces=()) -> None:
         return
     # the copper is the query and the ends the tree: shapely prepares each query shape once (a fill has thousands
     # of vertices), where a query per end point would test the whole fill again each time
-    # within TOLERANCE: an end on the edge of a pad, rounded to the nanometre, may fall a hair outside our polygon
+    # within TOUCH: an end on the edge of a pad, rounded to the nanometre, may fall a hair outside our polygon
     c, e = STRtree(shapely.points([end for _, end in ends])).query([it.geom for it in copper], predicate="dwithin",
-                                                                    distance=TOLERANCE)
+                                                                    distance=TOUCH)
     touched = set()
     for j, n in zip(c.tolist(), e.tolist()):
         k = ends[n][0]

@@ -14,12 +14,12 @@ import shapely
 from shapely import STRtree
 
 from ..board.connectivity import net_copper
+from ..board.geometry import TOUCH
 from ..board.model import Board, Track, Via
 from ..zones.fill import Copper
 from ..zones.thermals import legal, via_legal
 from .joins import aparts, detail_join, search
 
-TOUCH = 1e-6        # mm: a track's end on another item
 REJOIN_ROUNDS = 3   # times a net that moved is joined again and trimmed
 WAYS = 4            # ways tried, each with the nets that found no way back before as walls
 
@@ -152,8 +152,8 @@ def too_near(rules, a: Track | Via, body_a, b: Track | Via, body_b, margin: floa
 
 def trimmed(board: Board, net: int, tracks: list[Track], vias: list[Via], pieces) -> tuple[list, list]:
     """tracks and vias less the net's ends left dangling: its tracks with an end on nothing of the net (another
-    track of the layer, a via, a pad, a fill), and its vias that join it on fewer than two layers (KiCad's
-    via_dangling); then those that touched what is trimmed, until none is left."""
+    track of the layer, a via, a pad, a fill; within TOUCH, as our DRC counts it), and its vias that join it on fewer
+    than two layers (KiCad's via_dangling); then those that touched what is trimmed, until none is left."""
     mine = [t for t in tracks if t.net == net] + [v for v in vias if v.net == net]
     if not mine:
         return tracks, vias
@@ -176,7 +176,7 @@ def trimmed(board: Board, net: int, tracks: list[Track], vias: list[Via], pieces
         """Whether the shape, on the layer, meets the net's pads or fills or another of its items left."""
         return on_fixed(shape, layer) or any(
             j != k and j not in gone and layer in layers_of(mine[j])
-            for j in tree.query(shape, predicate="intersects").tolist())
+            for j in tree.query(shape, predicate="dwithin", distance=TOUCH).tolist())
 
     def dangling(k: int) -> bool:
         item = mine[k]
@@ -189,6 +189,6 @@ def trimmed(board: Board, net: int, tracks: list[Track], vias: list[Via], pieces
         k = todo.pop()
         if k not in gone and dangling(k):
             gone.add(k)
-            todo |= set(tree.query(bodies[k], predicate="intersects").tolist()) - gone
+            todo |= set(tree.query(bodies[k], predicate="dwithin", distance=TOUCH).tolist()) - gone
     dropped = {id(mine[k]) for k in gone}
     return [t for t in tracks if id(t) not in dropped], [v for v in vias if id(v) not in dropped]

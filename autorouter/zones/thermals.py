@@ -30,6 +30,7 @@ from shapely.geometry import LineString, Point
 from shapely.geometry.base import BaseGeometry
 from shapely.strtree import STRtree
 
+from ..board.geometry import TOUCH
 from ..board.model import Board, Track, Via
 from .fill import (MARGIN, RELIEF_MARGIN, Copper, Piece, connection, pour_keepouts, prune_thin, relief_gap,
                    relief_width, spokes)
@@ -164,9 +165,6 @@ def connected_ends(board: Board, tracks=(), vias=()):
         on = shapely.distance(lines, pad.outline) <= seg[:, 4] / 2 + TOUCH
         return seg[on, :4].reshape(-1, 2, 2)
     return ends
-
-
-TOUCH = 1e-4      # mm: copper this near a pad's touches it
 
 
 def outline_items(board: Board, pieces: list[Piece], items: list[int], copper: Copper) -> list[int]:
