@@ -27,13 +27,14 @@ from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, re
 from .pathfinder.finishing import clear_areas, make_way, single_joins
 from .pathfinder.router import NO_PATH, Best, time_for_another
 from .pathfinder.walls import MOST_NAMED, walled_in_by
-from .pathfinder.nets import mark_conflicts, neck_tasks
+from .pathfinder.nets import first_sizes, mark_conflicts, neck_tasks
 from .search import make_engine
 from .search.constants import STEP
 from .writeback.tracks import routes_to_items
 from .zones import predict as predict_fill
 from .zones.fill import Copper
-from .zones import (at_once, feed_starved, relief_fill, relief_room, reliefs, starting_fills, starved_keys,
+from .parallel import at_once
+from .zones import (feed_starved, relief_fill, relief_room, reliefs, starting_fills, starved_keys,
                     stitch_islands)
 
 
@@ -619,8 +620,8 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
     else:
         pieces, relief_fills, guards = like.pieces, like.relief_fills, like.guards
     profiles = build_obstacles(board, rules, lattice, config.clearance_margin, guards)
-    for net in {rules.for_net(n.number) for n in board.nets if n.number}:
-        profiles[net]                       # rasterise the classes in use now, so the lattice stage owns its time
+    # rasterise the sizes the nets try first now, so that the lattice stage owns its time
+    profiles.prepare({first_sizes(rules.for_net(n.number), rules, config) for n in board.nets if n.number})
     timings["lattice"] = time.monotonic() - t0
     t0 = time.monotonic()
     tasks = build_tasks(board, rules, profiles, lattice, config, nets, pieces=pieces)

@@ -91,6 +91,12 @@ def test_classes_of_the_same_sizes_share_one_raster():
     assert wide.track_owner is not default.track_owner
     alone = build_obstacles(b, rules, lat, 0.0)[rules.classes["Fast"]]        # as if built for itself
     assert np.array_equal(alone.track_owner, fast.track_owner) and np.array_equal(alone.via_owner, fast.via_owner)
+    together = build_obstacles(b, rules, lat, 0.0)           # both sizes rasterised at once, in threads
+    together.prepare(rules.classes.values())
+    assert len(together.by_sizes) == 2
+    for name, one in (("Fast", fast), ("Wide", wide)):
+        both = together[rules.classes[name]]
+        assert np.array_equal(both.track_owner, one.track_owner) and np.array_equal(both.via_owner, one.via_owner)
 
 
 def test_a_step_between_two_free_nodes_keeps_its_clearance():

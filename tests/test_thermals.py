@@ -460,8 +460,8 @@ def test_a_pads_own_clearance_overrides_its_zones_in_the_fill(tmp_path):
         assert 0.049 < kicad_fill_gap(path, pad, tmp_path) < 0.06
 
 
-def test_the_starting_fills_run_at_once_and_hand_back_results_in_order_and_errors():
-    from autorouter.zones.fill import at_once
+def test_calls_run_at_once_hand_back_results_in_order_and_errors():
+    from autorouter.parallel import at_once
     assert at_once(lambda: 1, lambda: [2], list) == [1, [2], []]
     with pytest.raises(ValueError):
         at_once(lambda: 1, lambda: int("x"))

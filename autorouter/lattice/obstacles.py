@@ -11,6 +11,7 @@ pads to zones keep other nets away.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 import shapely
@@ -20,6 +21,7 @@ from shapely.strtree import STRtree
 from ..board.geometry import circle, grow, grow_all
 from ..board.model import Board
 from ..board.rules import DesignRules, NetClassRules
+from ..parallel import at_once
 from .grid import Lattice
 from .raster import FREE, HARD, chord_ends, claim, nodes_inside
 
@@ -204,12 +206,25 @@ class Obstacles:
 
     def __getitem__(self, cls: NetClassRules) -> Profile:
         if cls not in self.profiles:
-            sizes = (cls.track_width, cls.clearance, cls.via_diameter, cls.via_drill)     # all a raster depends on
-            if sizes not in self.by_sizes:
-                self.by_sizes[sizes] = build_profile(self.board, self.rules, cls, self.lattice, self.items,
-                                                     self.holes, self.margin, self.guards)
-            self.profiles[cls] = replace(self.by_sizes[sizes], rules=cls)
+            self.prepare([cls])
+            self.profiles[cls] = replace(self.by_sizes[sizes_of(cls)], rules=cls)
         return self.profiles[cls]
+
+    def prepare(self, classes) -> None:
+        """Rasterise the profiles of these classes that are not yet, those of different sizes at once (their
+        geometry runs in shapely, outside Python's lock: vme-wren's two sizes, 2 s each)."""
+        todo: dict[tuple[float, ...], NetClassRules] = {}
+        for cls in classes:
+            if sizes_of(cls) not in self.by_sizes:
+                todo.setdefault(sizes_of(cls), cls)
+        built = at_once(*(partial(build_profile, self.board, self.rules, cls, self.lattice, self.items, self.holes,
+                                  self.margin, self.guards) for cls in todo.values()))
+        self.by_sizes.update(zip(todo, built))
+
+
+def sizes_of(cls: NetClassRules) -> tuple[float, ...]:
+    """All a profile's raster depends on."""
+    return cls.track_width, cls.clearance, cls.via_diameter, cls.via_drill
 
 
 def build_obstacles(board: Board, rules: DesignRules, lattice: Lattice, margin: float, guards=()) -> Obstacles:

@@ -72,6 +72,11 @@ def candidate_classes(cls: NetClassRules, rules: DesignRules, smallest: bool = F
     return candidates[::-1] if smallest else candidates
 
 
+def first_sizes(cls: NetClassRules, rules: DesignRules, config) -> NetClassRules:
+    """The sizes a net of the class tries first (candidate_classes, as config.sizes prefers)."""
+    return candidate_classes(cls, rules, prefers_smallest(cls, rules, config))[0]
+
+
 def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, layer_index, lattice, config,
                    smallest: bool = False, thinnest: float = 0.0, first: list[Portals] | None = None):
     """Pins with portals at the net class's width and via size. Where a pad cannot be reached at that width (a wide

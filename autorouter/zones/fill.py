@@ -13,7 +13,6 @@ connection it counts is one KiCad makes; a connection it misses is routed with a
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -27,6 +26,7 @@ from shapely.strtree import STRtree
 from ..board.geometry import QUAD_SEGS, ROUND_OUT, grow, place
 from ..board.model import Board, Pad, Zone
 from ..board.rules import SPOKES_KEPT
+from ..parallel import at_once
 
 MARGIN = 0.02            # mm more knocked out than KiCad does, and less left of a spoke's end
 # The fill on which thermal reliefs are judged lies closer to KiCad's: about its own arc error. At MARGIN the fill
@@ -407,27 +407,6 @@ def starting_fills(board: Board, rules) -> tuple[list[Piece], list[Piece], list[
         calls.append(partial(predict, board, rules, margin=GUARD_MARGIN))
     joins, relief_fills, *wider = at_once(*calls)
     return joins, relief_fills, spoke_guards(board, rules, relief_fills, *wider)
-
-
-def at_once(*calls) -> list:
-    """The calls' results, the calls run at once in threads. Daemon threads: a Ctrl-C while they run stops the
-    router at once, where a thread pool would hold its exit until every call is done (24 s on vme-wren)."""
-    results: list = [None] * len(calls)
-
-    def run(k: int) -> None:
-        try:
-            results[k] = (True, calls[k]())
-        except BaseException as e:          # handed to the caller, as if it had made the call
-            results[k] = (False, e)
-    threads = [threading.Thread(target=run, args=(k,), daemon=True) for k in range(len(calls))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for ok, value in results:
-        if not ok:
-            raise value
-    return [value for _, value in results]
 
 
 def spoke_guards(board: Board, rules, pieces: list[Piece],
