@@ -62,6 +62,48 @@ def test_stubs_checked_by_their_bound_are_those_of_checking_every_node(routed_se
             assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
 
 
+def escapes_pad_by_pad(pad, l, profile, lattice):
+    """A pad's bent stubs on layer l as the first version found them: direction by direction, step by step, until a
+    step has a legal stub to an open node."""
+    centre = np.array([pad.x, pad.y])
+    t = np.radians(pad.angle)
+    axes = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    nodes, length, bends = [], [], []
+    for axis in (axes[0], -axes[0], axes[1], -axes[1]):
+        extent = float(np.max(shapely.get_coordinates(pad.outline) @ axis - centre @ axis))
+        for k in range(1, portals.ESCAPE_STEPS + 1):
+            bend = centre + axis * (extent + k * lattice.pitch)
+            if not portals.stub_legal(profile, l, pad.net, bend[None], centre[None])[0]:
+                continue
+            r = 1.5 * lattice.pitch
+            rows, cols = lattice.window(bend[0] - r, bend[1] - r, bend[0] + r, bend[1] + r)
+            rr, cc = (a.ravel() for a in np.mgrid[rows, cols])
+            owner = profile.track_owner[l, rr, cc]
+            rr, cc = rr[(owner == -1) | (owner == pad.net)], cc[(owner == -1) | (owner == pad.net)]
+            xy = np.stack(lattice.xy(rr, cc), 1)
+            legal = portals.stub_legal(profile, l, pad.net, xy, np.repeat(bend[None], len(xy), 0))
+            if legal.any():
+                nodes.append(lattice.index(l, rr[legal], cc[legal]))
+                length.append(np.hypot(*(xy[legal] - bend).T) + extent + k * lattice.pitch)
+                bends.append(np.repeat(bend[None], int(legal.sum()), 0))
+                break
+    if not nodes:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 2)), np.zeros((0, 2))
+    nodes, length, bends = np.concatenate(nodes), np.concatenate(length), np.concatenate(bends)
+    keep = np.argsort(length, kind="stable")[:portals.MAX_ESCAPES]
+    return nodes[keep], length[keep], np.repeat(centre[None], keep.size, 0), bends[keep]
+
+
+def test_bent_stubs_found_at_once_are_those_found_pad_by_pad(routed_setup):
+    board, lattice, profile, pins, config = routed_setup
+    pairs = [(pad, board.copper_layers.index(layer)) for pin in pins for pad in pin for layer in pad.layers]
+    together = portals.escape_portals([p for p, _ in pairs], np.array([l for _, l in pairs]), profile, lattice)
+    assert sum(found[0].size for found in together) > 0
+    for (pad, l), found in zip(pairs, together):
+        for a, b in zip(found, escapes_pad_by_pad(pad, l, profile, lattice)):
+            assert np.array_equal(a, b), pad.name
+
+
 def conflicts_pair_by_pair(pins_by_net, lattice, gap):
     """Each portal's blocks as the first version found them: every stub against every stub, shapely's STRtree
     with its dwithin predicate, then the exact distance."""

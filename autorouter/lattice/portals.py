@@ -91,16 +91,6 @@ def stub_legal(profile: Profile, layer, net, starts: np.ndarray, ends: np.ndarra
     return legal
 
 
-def open_nodes(pad: Pad, l: int, profile: Profile, lattice: Lattice, box) -> tuple[np.ndarray, np.ndarray]:
-    """Rows and columns of the nodes in the box (x0, y0, x1, y1) that net pad.net may use on layer l."""
-    rows, cols = lattice.window(*box)
-    rr, cc = np.mgrid[rows, cols]
-    rr, cc = rr.ravel(), cc.ravel()
-    owner = profile.track_owner[l, rr, cc]
-    keep = (owner == FREE) | (owner == pad.net)
-    return rr[keep], cc[keep]
-
-
 def straight_portals(pads: list[Pad], layers: np.ndarray, profile: Profile, lattice: Lattice, radius: int):
     """The straight stubs of many (pad, layer) pairs at once, pads[i] on layers[i]: (pair, nodes, lengths, targets)
     of each pair's MAX_PER_LAYER shortest legal stubs, pair after pair, each pair's shortest first (ties in window
@@ -185,36 +175,57 @@ def sorted_in_groups(group: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, 
     return order, np.arange(group.size) - np.searchsorted(group[order], group[order])
 
 
-def escape_portals(pad: Pad, l: int, profile: Profile, lattice: Lattice):
-    """(nodes, lengths, targets, bends) of the bent stubs on layer l: out of the pad's centre along one of its four
-    axis directions to a point past its end, then to a nearby node; shortest first."""
-    centre = np.array([pad.x, pad.y])
-    t = np.radians(pad.angle)
-    axes = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])      # the pad's x and y, KiCad's y down
-    nodes, length, bends = [], [], []
-    for axis in (axes[0], -axes[0], axes[1], -axes[1]):
-        extent = float(np.max(shapely.get_coordinates(pad.outline) @ axis - centre @ axis))
-        for k in range(1, ESCAPE_STEPS + 1):
-            bend = centre + axis * (extent + k * lattice.pitch)
-            if not stub_legal(profile, l, pad.net, bend[None], centre[None])[0]:
-                continue
-            r = 1.5 * lattice.pitch
-            rr, cc = open_nodes(pad, l, profile, lattice, (bend[0] - r, bend[1] - r, bend[0] + r, bend[1] + r))
-            if not rr.size:
-                continue
-            x, y = lattice.xy(rr, cc)
-            xy = np.stack([x, y], 1)
-            legal = stub_legal(profile, l, pad.net, xy, np.repeat(bend[None], len(xy), 0))
-            if legal.any():
-                nodes.append(lattice.index(l, rr[legal], cc[legal]))
-                length.append(np.hypot(*(xy[legal] - bend).T) + extent + k * lattice.pitch)
-                bends.append(np.repeat(bend[None], int(legal.sum()), 0))
-                break                       # the nearest legal bend along this direction is enough
-    if not nodes:
-        return EMPTY, np.zeros(0), np.zeros((0, 2)), np.zeros((0, 2))
-    nodes, length, bends = np.concatenate(nodes), np.concatenate(length), np.concatenate(bends)
-    keep = np.argsort(length, kind="stable")[:MAX_ESCAPES]
-    return nodes[keep], length[keep], np.repeat(centre[None], keep.size, 0), bends[keep]
+def escape_portals(pads: list[Pad], layers: np.ndarray, profile: Profile, lattice: Lattice) -> list[tuple]:
+    """Per (pad, layer) pair, pads[i] on layers[i]: (nodes, lengths, targets, bends) of its bent stubs, shortest
+    first, at most MAX_ESCAPES. Along each of the pad's four axis directions, out of its centre to the first of
+    ESCAPE_STEPS points past its end (a lattice pitch apart) from which a straight stub reaches a node within 1.5
+    pitches, then to those nodes. Every pair, direction and step is checked at once, in window order."""
+    n = len(pads)
+    if not n:
+        return []
+    centre = np.array([(p.x, p.y) for p in pads], dtype=np.float64).reshape(-1, 2)
+    t = np.radians([p.angle for p in pads])
+    x_axis, y_axis = np.stack([np.cos(t), -np.sin(t)], 1), np.stack([np.sin(t), np.cos(t)], 1)   # KiCad's y down
+    direction = np.stack([x_axis, -x_axis, y_axis, -y_axis], 1)                                      # (n, 4, 2)
+    coords, owner = shapely.get_coordinates(np.array([p.outline for p in pads], dtype=object), return_index=True)
+    reach = np.full((n, 4), -np.inf)
+    np.maximum.at(reach, owner, np.einsum("kj,kaj->ka", coords, direction[owner]))
+    extent = reach - np.einsum("ij,iaj->ia", centre, direction)                                      # (n, 4)
+    steps = np.arange(1, ESCAPE_STEPS + 1)
+    out = extent[:, :, None] + steps * lattice.pitch                                                 # (n, 4, S)
+    bend = (centre[:, None, None] + direction[:, :, None] * out[..., None]).reshape(-1, 2)
+    which = np.repeat(np.arange(n), 4 * ESCAPE_STEPS)
+    nets = np.array([p.net for p in pads], dtype=np.int64)
+    layers = np.asarray(layers, dtype=np.int64)
+    open_bend = np.flatnonzero(stub_legal(profile, layers[which], nets[which], bend, centre[which]))
+    r = 1.5 * lattice.pitch
+    b = bend[open_bend]
+    k, rr, cc = window_nodes(*lattice.windows(np.concatenate([b - r, b + r], 1)))
+    k = open_bend[k]
+    pad = which[k]
+    owner_at = profile.track_owner[layers[pad], rr, cc]
+    mine = (owner_at == FREE) | (owner_at == nets[pad])
+    k, rr, cc, pad = k[mine], rr[mine], cc[mine], pad[mine]
+    x, y = lattice.xy(rr, cc)
+    xy = np.stack([x, y], 1)
+    legal = stub_legal(profile, layers[pad], nets[pad], xy, bend[k])
+    k, rr, cc, xy = k[legal], rr[legal], cc[legal], xy[legal]
+    # of each pad's direction, the nearest step with a legal node (bends are pad, direction, step in order)
+    side = k // ESCAPE_STEPS
+    first = np.full(n * 4, np.iinfo(np.int64).max)
+    np.minimum.at(first, side, k)
+    k, rr, cc, xy = (a[k == first[side]] for a in (k, rr, cc, xy))
+    step = k % ESCAPE_STEPS + 1
+    length = np.hypot(*(xy - bend[k]).T) + extent.reshape(-1)[k // ESCAPE_STEPS] + step * lattice.pitch
+    nodes = lattice.index(layers[k // (4 * ESCAPE_STEPS)], rr, cc)
+    bounds = np.searchsorted(k // (4 * ESCAPE_STEPS), np.arange(n + 1))
+    found = []
+    for i in range(n):
+        got = slice(bounds[i], bounds[i + 1])
+        keep = np.argsort(length[got], kind="stable")[:MAX_ESCAPES]
+        found.append((nodes[got][keep], length[got][keep], np.repeat(centre[i][None], keep.size, 0),
+                      bend[k[got]][keep]))
+    return found
 
 
 def pads_portals(pads: list[Pad], layer_index: dict[str, int], profile: Profile, lattice: Lattice, radius: int):
@@ -226,12 +237,15 @@ def pads_portals(pads: list[Pad], layer_index: dict[str, int], profile: Profile,
     layers = np.array([layer_index[l] for pad in pads for l in pad.layers], dtype=np.int64)
     pair, nodes, length, target = straight_portals([pads[i] for i in pad_of], layers, profile, lattice, radius)
     bounds = np.searchsorted(pair, np.arange(len(pad_of) + 1))
+    hemmed = np.flatnonzero(np.diff(bounds) < FEW_STRAIGHT)       # pads hemmed in by their neighbours: bent stubs too
+    bent = dict(zip(hemmed.tolist(), escape_portals([pads[pad_of[k]] for k in hemmed], layers[hemmed], profile,
+                                                    lattice)))
     parts: list[list] = [[] for _ in pads]
-    for k, (i, l) in enumerate(zip(pad_of, layers.tolist())):
+    for k, i in enumerate(pad_of):
         got = slice(bounds[k], bounds[k + 1])
         parts[i].append((nodes[got], length[got], target[got], np.full((got.stop - got.start, 2), np.nan)))
-        if got.stop - got.start < FEW_STRAIGHT:          # a pad hemmed in by its neighbours: bent stubs too
-            parts[i].append(escape_portals(pads[i], l, profile, lattice))
+        if k in bent:
+            parts[i].append(bent[k])
     return [tuple(np.concatenate(p) for p in zip(*found)) if found
             else (EMPTY, np.zeros(0), np.zeros((0, 2)), np.zeros((0, 2))) for found in parts]
 
