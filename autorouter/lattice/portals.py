@@ -187,38 +187,35 @@ def escape_portals(pads: list[Pad], layers: np.ndarray, profile: Profile, lattic
     t = np.radians([p.angle for p in pads])
     x_axis, y_axis = np.stack([np.cos(t), -np.sin(t)], 1), np.stack([np.sin(t), np.cos(t)], 1)   # KiCad's y down
     direction = np.stack([x_axis, -x_axis, y_axis, -y_axis], 1)                                      # (n, 4, 2)
-    coords, owner = shapely.get_coordinates(np.array([p.outline for p in pads], dtype=object), return_index=True)
+    coords, of_pad = shapely.get_coordinates(np.array([p.outline for p in pads], dtype=object), return_index=True)
     reach = np.full((n, 4), -np.inf)
-    np.maximum.at(reach, owner, np.einsum("kj,kaj->ka", coords, direction[owner]))
+    np.maximum.at(reach, of_pad, np.einsum("kj,kaj->ka", coords, direction[of_pad]))
     extent = reach - np.einsum("ij,iaj->ia", centre, direction)                                      # (n, 4)
-    steps = np.arange(1, ESCAPE_STEPS + 1)
-    out = extent[:, :, None] + steps * lattice.pitch                                                 # (n, 4, S)
+    out = extent[:, :, None] + np.arange(1, ESCAPE_STEPS + 1) * lattice.pitch                        # (n, 4, steps)
+    # every bend: pair after pair, direction after direction, step after step (bend // ESCAPE_STEPS: its direction)
     bend = (centre[:, None, None] + direction[:, :, None] * out[..., None]).reshape(-1, 2)
-    which = np.repeat(np.arange(n), 4 * ESCAPE_STEPS)
+    pair = np.repeat(np.arange(n), 4 * ESCAPE_STEPS)
     nets = np.array([p.net for p in pads], dtype=np.int64)
     layers = np.asarray(layers, dtype=np.int64)
-    open_bend = np.flatnonzero(stub_legal(profile, layers[which], nets[which], bend, centre[which]))
+    open_bend = np.flatnonzero(stub_legal(profile, layers[pair], nets[pair], bend, centre[pair]))
     r = 1.5 * lattice.pitch
-    b = bend[open_bend]
-    k, rr, cc = window_nodes(*lattice.windows(np.concatenate([b - r, b + r], 1)))
-    k = open_bend[k]
-    pad = which[k]
-    owner_at = profile.track_owner[layers[pad], rr, cc]
-    mine = (owner_at == FREE) | (owner_at == nets[pad])
-    k, rr, cc, pad = k[mine], rr[mine], cc[mine], pad[mine]
-    x, y = lattice.xy(rr, cc)
-    xy = np.stack([x, y], 1)
-    legal = stub_legal(profile, layers[pad], nets[pad], xy, bend[k])
+    k, rr, cc = window_nodes(*lattice.windows(np.concatenate([bend[open_bend] - r, bend[open_bend] + r], 1)))
+    k = open_bend[k]                      # each candidate node's bend
+    owner = profile.track_owner[layers[pair[k]], rr, cc]
+    mine = (owner == FREE) | (owner == nets[pair[k]])
+    k, rr, cc = k[mine], rr[mine], cc[mine]
+    xy = np.stack(lattice.xy(rr, cc), 1)
+    legal = stub_legal(profile, layers[pair[k]], nets[pair[k]], xy, bend[k])
     k, rr, cc, xy = k[legal], rr[legal], cc[legal], xy[legal]
-    # of each pad's direction, the nearest step with a legal node (bends are pad, direction, step in order)
+    # of each direction, the nearest step with a legal node
     side = k // ESCAPE_STEPS
     first = np.full(n * 4, np.iinfo(np.int64).max)
     np.minimum.at(first, side, k)
     k, rr, cc, xy = (a[k == first[side]] for a in (k, rr, cc, xy))
     step = k % ESCAPE_STEPS + 1
     length = np.hypot(*(xy - bend[k]).T) + extent.reshape(-1)[k // ESCAPE_STEPS] + step * lattice.pitch
-    nodes = lattice.index(layers[k // (4 * ESCAPE_STEPS)], rr, cc)
-    bounds = np.searchsorted(k // (4 * ESCAPE_STEPS), np.arange(n + 1))
+    nodes = lattice.index(layers[pair[k]], rr, cc)
+    bounds = np.searchsorted(pair[k], np.arange(n + 1))
     found = []
     for i in range(n):
         got = slice(bounds[i], bounds[i + 1])
