@@ -11,6 +11,7 @@ pads to zones keep other nets away.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 from functools import partial
 
 import numpy as np
@@ -35,15 +36,24 @@ class CopperItem:
     floor: float = 0.0                 # what custom rules ask of it beyond its class (copper drawings)
 
 
+class StubObstacles(NamedTuple):
+    """A layer's stamped shapes as they are, for exact tests of stubs: a stub is an exact segment, tested against
+    each shape's exact distance without the margin (KiCad allows a track exactly at the clearance), not against the
+    grown outline, which circumscribes the curves and so also pushes straight sides out."""
+    tree: STRtree           # of each shape's bounding box grown by its reach: a query by a stub's own box finds
+                            # every shape it may come within reach of, with no box made per stub
+    shapes: np.ndarray
+    owners: np.ndarray
+    reach: np.ndarray       # how near a stub's centre line may not come (mm)
+    bounds: np.ndarray      # (n, 4) each shape's bounding box
+
+
 @dataclass
 class Profile:
     rules: NetClassRules
     track_owner: np.ndarray                      # (L, R, C) int32
     via_owner: np.ndarray                        # (R, C) int32
-    # layer -> (tree of the stamped shapes as they are, owners, distances, bounds): a stub is an exact segment,
-    # tested against each shape's exact distance without the margin (KiCad allows a track exactly at the
-    # clearance), not against the grown outline, which circumscribes the curves and so also pushes straight sides out
-    stub_trees: dict[int, tuple[STRtree, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    stub_trees: dict[int, StubObstacles] = field(default_factory=dict)      # by layer
 
 
 def copper_items(board: Board, rules: DesignRules) -> list[CopperItem]:
@@ -167,8 +177,10 @@ def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice:
             per_layer.setdefault(l, []).append(k)
     for l in sorted(per_layer):
         entries = per_layer[l]
-        profile.stub_trees[l] = (STRtree(geoms[entries]), owners[entries], distances[entries] - margin,
-                                 shapely.bounds(geoms[entries]))
+        bounds, reach = shapely.bounds(geoms[entries]), distances[entries] - margin
+        grown = shapely.box(*(bounds + reach[:, None] * np.array([-1, -1, 1, 1])).T)
+        grown[shapely.is_empty(geoms[entries])] = None           # no box, as the tree of the shapes had none
+        profile.stub_trees[l] = StubObstacles(STRtree(grown), geoms[entries], owners[entries], reach, bounds)
     return profile
 
 

@@ -72,21 +72,21 @@ def stub_legal(profile: Profile, layer, net, starts: np.ndarray, ends: np.ndarra
         return legal
     layer, net = np.broadcast_to(layer, legal.shape), np.broadcast_to(net, legal.shape)
     for l in np.unique(layer).tolist():
-        tree = profile.stub_trees.get(l)
-        if tree is None:
+        obstacles = profile.stub_trees.get(l)
+        if obstacles is None:
             continue
-        shapes, owners, reach, bounds = tree
+        tree, shapes, owners, reach, bounds = obstacles
         which = np.flatnonzero(layer == l)
         stubs = shapely.linestrings(np.stack([starts[which], ends[which]], 1))
-        # candidates by bounding box alone (within the largest reach, then within each shape's own), of other nets
-        # (a net's own copper never rules its stub out): the exact distance is taken once, for those only
+        # candidates by bounding box alone (within each shape's reach), of other nets (a net's own copper never
+        # rules its stub out): the exact distance is taken once, for those only
         box = shapely.bounds(stubs)
-        stub, geom = shapes.query(shapely.box(*(box + reach.max() * np.array([-1, -1, 1, 1])).T))
+        stub, geom = tree.query(stubs)
         a, b, r = box[stub], bounds[geom], reach[geom]
         near = ((owners[geom] != net[which[stub]]) & (a[:, 0] - b[:, 2] < r) & (b[:, 0] - a[:, 2] < r)
                 & (a[:, 1] - b[:, 3] < r) & (b[:, 1] - a[:, 3] < r))
         stub, geom = stub[near], geom[near]
-        hit = shapely.distance(shapes.geometries[geom], stubs[stub]) < reach[geom] - EXACT
+        hit = shapely.distance(shapes[geom], stubs[stub]) < reach[geom] - EXACT
         legal[which[stub[hit]]] = False
     return legal
 

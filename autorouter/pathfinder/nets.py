@@ -199,10 +199,9 @@ def blocked_by(pin: Pin, task: NetTask, lattice: Lattice, radius: int, names: di
             entry = task.profile.stub_trees.get(lattice.layers.index(layer)) if layer in lattice.layers else None
             if entry is None:
                 continue
-            tree, who, distances, _ = entry
-            near = tree.query(pad.outline, predicate="dwithin", distance=float(distances.max()) + reach)
-            near = near[shapely.distance(tree.geometries[near], pad.outline) <= distances[near] + reach]
-            owners |= set(who[near].tolist())
+            near = entry.tree.query(shapely.box(*(np.array(pad.outline.bounds) + reach * np.array([-1, -1, 1, 1]))))
+            near = near[shapely.distance(entry.shapes[near], pad.outline) <= entry.reach[near] + reach]
+            owners |= set(entry.owners[near].tolist())
     others = sorted(net_label(names.get(n, str(n))) for n in owners if n >= 0 and n != task.net)
     parts = ["the copper of " + ", ".join(others)] if others else []
     if HARD in owners:
