@@ -23,6 +23,7 @@ from .lattice.grid import Lattice
 from .lattice.portals import crossings, track_index
 from .lattice.raster import nodes_inside
 from .board.connectivity import pad_groups
+from .parallel import at_once
 from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, reconnect
 from .pathfinder.finishing import clear_areas, make_way, single_joins
 from .pathfinder.router import NO_PATH, Best, time_for_another
@@ -33,7 +34,6 @@ from .search.constants import STEP
 from .writeback.tracks import routes_to_items
 from .zones import predict as predict_fill
 from .zones.fill import Copper
-from .parallel import at_once
 from .zones import (feed_starved, relief_fill, relief_room, reliefs, starting_fills, starved_keys,
                     stitch_islands)
 

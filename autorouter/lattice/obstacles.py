@@ -11,8 +11,8 @@ pads to zones keep other nets away.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
 from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 import shapely
