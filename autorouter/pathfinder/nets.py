@@ -72,9 +72,10 @@ def candidate_classes(cls: NetClassRules, rules: DesignRules, smallest: bool = F
     return candidates[::-1] if smallest else candidates
 
 
-def first_sizes(cls: NetClassRules, rules: DesignRules, config) -> NetClassRules:
-    """The sizes a net of the class tries first (candidate_classes, as config.sizes prefers)."""
-    return candidate_classes(cls, rules, prefers_smallest(cls, rules, config))[0]
+def first_sizes(cls: NetClassRules, rules: DesignRules, config, smallest: bool = False) -> NetClassRules:
+    """The sizes a net of the class tries first (candidate_classes, as config.sizes prefers; smallest: the board's
+    smallest whatever it prefers)."""
+    return candidate_classes(cls, rules, smallest or prefers_smallest(cls, rules, config))[0]
 
 
 def reachable_pins(clusters, cls: NetClassRules, rules: DesignRules, profiles, layer_index, lattice, config,
@@ -173,7 +174,7 @@ def first_portals(todo: list, board: Board, rules: DesignRules, profiles: Obstac
     layer_index = {layer: i for i, layer in enumerate(board.copper_layers)}
     by_sizes: dict[NetClassRules, list[int]] = {}
     for k, (net, _, _, _, small) in enumerate(todo):
-        by_sizes.setdefault(candidate_classes(rules.for_net(net), rules, small)[0], []).append(k)
+        by_sizes.setdefault(first_sizes(rules.for_net(net), rules, config, small), []).append(k)
     out: list[list[Portals]] = [[] for _ in todo]
     for sizes, which in by_sizes.items():
         found = pins_portals([pin for k in which for pin in todo[k][2]], layer_index, profiles[sizes], lattice,
