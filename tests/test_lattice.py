@@ -7,7 +7,7 @@ from autorouter.board.geometry import circle
 from autorouter.board.model import Board, CopperGraphic, Net, Pad
 from autorouter.board.rules import DesignRules, NetClassRules
 from autorouter.lattice import FREE, HARD, build_obstacles, disc_offsets, make_lattice
-from autorouter.lattice.portals import pin_portals
+from autorouter.lattice.portals import pin_portals, stub_legal
 from conftest import free_steps
 
 RULES = DesignRules({"Default": NetClassRules("Default", 0.2, 0.2, 0.6, 0.3)}, {}, 0.5, 0.25, 0.0, "test")
@@ -97,6 +97,29 @@ def test_classes_of_the_same_sizes_share_one_raster():
     for name, one in (("Fast", fast), ("Wide", wide)):
         both = together[rules.classes[name]]
         assert np.array_equal(both.track_owner, one.track_owner) and np.array_equal(both.via_owner, one.via_owner)
+
+
+def test_a_profile_made_near_some_boxes_is_the_whole_profile_within_them():
+    pads = [pad(1 + k % 2, 1 + 2.2 * k, 3 + (k % 3), drill=0.3 if k % 4 == 0 else 0.0) for k in range(8)]
+    b = board(pads, [CopperGraphic(box(9, 6, 9.4, 9.8), "F.Cu")])
+    lat = make_lattice(b.outline.bounds, b.copper_layers, 0.1)
+    profiles = build_obstacles(b, RULES, lat, 0.0)
+    cls = NetClassRules("Thin", 0.1, 0.2, 0.4, 0.2)
+    boxes = np.array([[4.0, 2.0, 6.0, 4.0], [8.0, 8.0, 11.0, 10.0]])
+    near = profiles.near(cls, boxes)
+    assert not profiles.by_sizes                # nothing rasterised over the whole board for it
+    whole = profiles[cls]
+    inside = np.zeros((lat.rows, lat.cols), bool)
+    for x0, y0, x1, y1 in boxes:
+        rows, cols = lat.window(x0, y0, x1, y1)
+        inside[rows, cols] = True
+    assert np.array_equal(near.track_owner[:, inside], whole.track_owner[:, inside])
+    assert np.array_equal(near.via_owner[inside], whole.via_owner[inside])
+    assert not np.array_equal(near.track_owner, whole.track_owner)      # farther, what it left out
+    stubs = (np.array([[4.2, 2.5], [9.2, 8.5]]), np.array([[5.8, 3.9], [10.8, 9.6]]))
+    for layer in (0, 1):
+        for net in (1, 2):
+            assert np.array_equal(stub_legal(near, layer, net, *stubs), stub_legal(whole, layer, net, *stubs))
 
 
 def test_a_step_between_two_free_nodes_keeps_its_clearance():

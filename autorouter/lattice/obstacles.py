@@ -102,6 +102,19 @@ class Stamps:
         self.owners.append(who)
         self.layers.append(layers)
 
+    def near(self, boxes: np.ndarray, slack: float) -> "Stamps":
+        """The stamps whose shape, grown by its distance and `slack` more, may reach one of the boxes (rows of x0, y0,
+        x1, y1 in mm), in their order."""
+        geoms = np.asarray(self.geoms, dtype=object)
+        some = np.flatnonzero(~shapely.is_empty(geoms))
+        reach = np.asarray(self.distances, dtype=np.float64)[some] + slack
+        grown = shapely.box(*(shapely.bounds(geoms[some]) + reach[:, None] * np.array([-1, -1, 1, 1])).T)
+        hit, _ = STRtree(shapely.box(*np.asarray(boxes, dtype=np.float64).T)).query(grown, predicate="intersects")
+        out = Stamps()
+        for k in some[np.unique(hit)].tolist():
+            out.add(self.geoms[k], self.distances[k], self.owners[k], self.layers[k])
+        return out
+
 
 def collect_stamps(board: Board, rules: DesignRules, cls: NetClassRules, lattice: Lattice, items, hole_list,
                    margin: float, guards) -> Stamps:
@@ -144,11 +157,15 @@ def collect_stamps(board: Board, rules: DesignRules, cls: NetClassRules, lattice
 
 
 def build_profile(board: Board, rules: DesignRules, cls: NetClassRules, lattice: Lattice, items, hole_list,
-                  margin: float, guards=()) -> Profile:
+                  margin: float, guards=(), near: np.ndarray | None = None) -> Profile:
+    """near: boxes (rows of x0, y0, x1, y1 in mm) within which alone the profile is to be right: only what reaches
+    them is stamped."""
     L, R, C = lattice.shape
     track = np.full((L, R, C), FREE, dtype=np.int32)
     via = np.full((R, C), FREE, dtype=np.int32)
     stamps = collect_stamps(board, rules, cls, lattice, items, hole_list, margin, guards)
+    if near is not None:            # a chord cut reaches at most half a pitch past its shape's grown distance
+        stamps = stamps.near(near, lattice.pitch)
     grown = grow_all(stamps.geoms, stamps.distances)
     owners = np.array(stamps.owners, dtype=np.int64)
     on_via = np.array([layers is None for layers in stamps.layers], dtype=bool)
@@ -222,6 +239,15 @@ class Obstacles:
             self.profiles[cls] = replace(self.by_sizes[sizes_of(cls)], rules=cls)
         return self.profiles[cls]
 
+    def near(self, cls: NetClassRules, boxes: np.ndarray) -> Profile:
+        """cls's profile, right within the boxes (rows of x0, y0, x1, y1 in mm) only: for sizes a net only tries
+        (pathfinder.nets.reachable_pins), which need not be rasterised over the whole board unless it keeps them.
+        The whole profile where it is made already."""
+        if sizes_of(cls) in self.by_sizes:
+            return self[cls]
+        return build_profile(self.board, self.rules, cls, self.lattice, self.items, self.holes, self.margin,
+                             self.guards, near=boxes)
+
     def prepare(self, classes) -> None:
         """Rasterise the profiles of these classes that are not yet, those of different sizes at once (their
         geometry runs in shapely, outside Python's lock: vme-wren's two sizes, 2 s each)."""
@@ -237,6 +263,11 @@ class Obstacles:
 def sizes_of(cls: NetClassRules) -> tuple[float, ...]:
     """All a profile's raster depends on."""
     return cls.track_width, cls.clearance, cls.via_diameter, cls.via_drill
+
+
+def via_sizes_of(cls: NetClassRules) -> tuple[float, ...]:
+    """All a profile's via plane depends on (collect_stamps: no track width in it)."""
+    return cls.clearance, cls.via_diameter, cls.via_drill
 
 
 def build_obstacles(board: Board, rules: DesignRules, lattice: Lattice, margin: float, guards=()) -> Obstacles:
