@@ -14,7 +14,8 @@ import numpy as np
 
 from . import grammar
 
-QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+# A quoted string, its escapes included: runs of plain characters are taken whole (one step each, not one a character)
+QUOTED = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"')
 
 
 class BoardError(Exception):
@@ -51,17 +52,26 @@ IDENTIFIER = re.compile(r"\((?:tstamp|uuid|tedit)\s+[^\s()]+")      # KiCad 6/7 
 # a bare token made of number characters that is no number (and no uuid, as in group member lists): "1.2.3", "-",
 # "--3", "1e999". Tokens with letters are names or embedded data, not numbers gone wrong. Each pattern begins with
 # the character before the token, which the re module finds fast; a lookbehind would be tried at every character.
-BAD_NUMBER = re.compile(r"[\s(]((?![-+]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][-+]?\d{1,2})?+[\s)]|\d{8}-\d{4}-[-\d]+[\s)])"
-                        r"[-+.\d][-+.\deE]*+)(?=[\s)])")
+NUMBER_OR_MEMBER = r"(?:[-+]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][-+]?\d{1,2})?+|\d{8}-\d{4}-[-\d]+)"
+BAD_NUMBER = re.compile(rf"[\s(]((?!{NUMBER_OR_MEMBER}[\s)])[-+.\d][-+.\deE]*+)(?=[\s)])")
 
 
 # KiCad's number parser refuses these where it expects a number, and no KiCad item has them as a bare name.
 NOT_FINITE = re.compile(r"[\s(]([-+]?(?:nan|inf|infinity))(?=[\s)])", re.IGNORECASE)
+# Any token either pattern could find, in one pass (a good board has none). A token that IDENTIFIER's removal leaves
+# before a space or ')' had a space or a '(' after it, hence '[\s()]' here; the identifiers themselves, which KiCad 6/7
+# write with a single space (00000000-0000-0000-0000-00005e3e1234), are passed over as BAD_NUMBER passes them. A
+# token's first character is tested first, so that a name fails at once.
+SUSPECT = re.compile(rf"[\s(](?=[-+.\dnNiI])(?:(?<!\(tstamp\s)(?<!\(uuid\s)(?<!\(tedit\s)(?!{NUMBER_OR_MEMBER}[\s()])"
+                     r"[-+.\d][-+.\deE]*+|[-+]?(?i:nan|inf|infinity))(?=[\s()])")
 
 
 def check_numbers_text(bare: str, path) -> None:
     """Refuse a malformed number anywhere in the file, as KiCad does (kiutils would keep it as text, or skip it).
-    bare: the text with its quoted strings blanked."""
+    bare: the text with its quoted strings blanked. One pass clears a good board; a suspect token sends the text
+    through the exact patterns, which name the token."""
+    if SUSPECT.search(bare) is None:
+        return
     bad = BAD_NUMBER.search(IDENTIFIER.sub("", bare)) or NOT_FINITE.search(bare)
     if bad:
         raise BoardError(f"{path}: malformed board: {bad.group(1)[:30]!r} is not a number")
