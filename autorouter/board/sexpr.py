@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-STRING = re.compile(r'"((?:[^"\\]|\\.)*)"', re.S)
+STRING = re.compile(r'"([^"\\]*+(?:\\.[^"\\]*+)*+)"', re.S)     # runs of plain characters taken whole
 HOLE = "\x00"                       # where a quoted string was: no KiCad text holds this character
 IN_WORDS = str.maketrans({",": "\\u002c", "[": "\\u005b", "]": "\\u005d"})   # JSON's own, where a bare word has them
 # A bare token with a character no number has: a word, quoted whole. It is matched from its first character, since a
@@ -36,7 +36,9 @@ def parse(text: str) -> list:
     bare = HOLE.join(parts[0::2])
     if '"' in bare:
         raise SexprError("unterminated string")
-    bare = bare.replace("\\", "\\\\").translate(IN_WORDS)
+    # each run of white space made one space, which JSON reads as it reads any: the words' pattern has fewer places to
+    # try (a large board is indented by tabs), and the JSON is made with plain replacements
+    bare = " ".join(bare.replace("\\", "\\\\").translate(IN_WORDS).split())
     # JSON string bodies that decode to what kiutils keeps: backslashes doubled, then \" as an escaped quote
     strings = HOLE.join(parts[1::2]).replace("\\", "\\\\").replace('\\\\"', '\\"').split(HOLE)
     try:
@@ -61,9 +63,9 @@ def quote_words(pattern: re.Pattern, bare: str) -> str:
 
 def as_json(bare: str, strings: list[str]) -> str:
     """The text as JSON, its words quoted: parentheses become brackets, and one comma goes between two elements
-    (string methods and splits only: a board holds millions of tokens)."""
-    bare = bare.replace("(", ",[").replace(")", "],").replace(HOLE, f',"{HOLE}",')
-    bare = ",".join(bare.split()).replace(",,", ",").replace(",,", ",").replace("[,", "[").replace(",]", "]")
+    (string methods and splits only: a board holds millions of tokens). bare: white space is single spaces."""
+    bare = bare.replace("(", ",[").replace(")", "],").replace(HOLE, f',"{HOLE}",').replace(" ", ",")
+    bare = bare.replace(",,", ",").replace(",,", ",").replace("[,", "[").replace(",]", "]")
     pieces = bare.strip(",").split(HOLE)
     out = [""] * (2 * len(pieces) - 1)
     out[0::2] = pieces
