@@ -94,21 +94,25 @@ def is_number(atom) -> bool:
 
 def check_structure(tree, path) -> None:
     """Walk the parsed tree of the file. Most items repeat a few shapes (a footprint's properties, its lines), so
-    what the grammar says of each (parent, head) and of each order of lists is worked out once."""
+    what the grammar says of each (parent, head) and of each order of lists is worked out once. Most items hold no
+    list (a position, a layer, a uuid): for those the walk asks only whether their values need a check."""
+    rules: dict[tuple, tuple] = {}                     # (parent, head, strict) -> item_rule(...)
     lists_checked: dict[tuple, str | None] = {}        # (parent, head, heads of its lists) -> problem
-    plans: dict[tuple, tuple] = {}                     # (parent, head, strict) -> what check_values needs
     stack = [(None, tree, True)]
     while stack:
         parent, node, strict = stack.pop()
-        head = node[0] if node and isinstance(node[0], str) else None
-        if head in grammar.UNREAD:
+        head = node[0] if node and type(node[0]) is str else None
+        rule = rules.get((parent, head, strict))
+        if rule is None:
+            rule = rules[(parent, head, strict)] = item_rule(parent, head, strict)
+        skip, strict, plan, problem = rule
+        if skip:
             continue
-        strict = strict and head not in grammar.LENIENT          # below a leniently read item only values count
-        lists = [c for c in node[1:] if isinstance(c, list)]
-        atoms = [a for a in node[1:] if not isinstance(a, list)]
-        problem = None
-        if strict:
-            order = tuple(c[0] if c and isinstance(c[0], str) else None for c in lists)
+        lists = [c for c in node if type(c) is list]     # the parsed tree holds lists, str, int and float only
+        if lists and lists[0] is node[0]:                # no head: a list in its place is not one of its parts
+            del lists[0]
+        if lists and strict:
+            order = tuple([c[0] if c and type(c[0]) is str else None for c in lists])
             key = (parent, head, order)
             if key in lists_checked:
                 problem = lists_checked[key]
@@ -116,16 +120,25 @@ def check_structure(tree, path) -> None:
                 problem = check_lists(parent, head, list(order), lists)
                 if (parent, head) != ("kicad_pcb", "layers"):           # the only check that reads the lists
                     lists_checked[key] = problem
-        if not problem:
-            plan = plans.get((parent, head, strict))
-            if plan is None:
-                plan = plans[(parent, head, strict)] = values_plan(parent, head, strict)
+        if not problem and plan:
+            atoms = [a for a in node[1:] if type(a) is not list] if lists else node[1:]
             problem = check_values(parent, head, atoms, plan, empty=len(node) == 1)
         if problem:
             raise BoardError(f"{path}: malformed board: {problem}")
-        if head == "pts":           # most of a large board: points, checked here at a fraction of the cost
-            lists = [c for c in lists if not plain_point(c)]
-        stack.extend((head, c, strict) for c in lists)
+        if lists:
+            if head == "pts":           # most of a large board: points, checked here at a fraction of the cost
+                lists = [c for c in lists if not plain_point(c)]
+            stack.extend([(head, c, strict) for c in lists])
+
+
+def item_rule(parent, head, strict: bool) -> tuple:
+    """What the walk asks of an item (head ...) in (parent ...), read strictly (as all above it were) or not:
+    (whether nothing in it is checked; whether its lists are checked, and strictly below it; its values_plan, or
+    None where no value needs a check; what is wrong with it where it holds no list)."""
+    strict = strict and head not in grammar.LENIENT          # below a leniently read item only values count
+    plan = values_plan(parent, head, strict)
+    return (head in grammar.UNREAD, strict, plan if plan != (None, None, None) or head == "at" else None,
+            check_lists(parent, head, [], []) if strict else None)
 
 
 def plain_point(item: list) -> bool:
@@ -167,18 +180,29 @@ def check_values(parent, head, atoms: list, plan: tuple, empty: bool = False) ->
     """What is wrong with the values (numbers, names) an item holds, or None.
     plan: values_plan(parent, head, strict); empty: the item holds nothing at all."""
     count, net, words = plan
-    if count and not count[0] <= sum(map(is_number, atoms)) <= count[1]:
+    numbers = finite_count(atoms)
+    if count and not count[0] <= (sum(map(is_number, atoms)) if numbers is None else numbers) <= count[1]:
         return f"({head} ...) needs " + ("1 number" if count == (1, 1) else f"{count[0]} numbers"
                                          if count[0] == count[1] else f"{count[0]} to {count[1]} numbers")
     if empty and words is not None:           # (scaleselection), below an item read leniently: KiCad reads a number
         return f"({head} ...) needs a number"
     if net and not net[0] <= len(atoms) <= net[1]:
         return f"a ({parent} ...) has a malformed (net ...)"
-    if words is not None and not all(is_number(a) or a in words for a in atoms):
+    if words is not None and numbers != len(atoms) and not all(is_number(a) or a in words for a in atoms):
         return f"({head} ...) holds something that is not a number"
     if head == "at" and len(atoms) > 2 and is_number(atoms[2]) and abs(float(atoms[2])) > MAX_ANGLE:
         return f"a rotation of {atoms[2]} degrees"
     return None
+
+
+def finite_count(atoms: list) -> int | None:
+    """How many of the values are finite numbers, where all are numbers as JSON gives them (most values are):
+    is_number's answer, in C. None where one is a word, or an integer too large for a float, which is_number
+    answers (or raises on) itself."""
+    try:
+        return sum(map(math.isfinite, atoms))
+    except (TypeError, OverflowError):
+        return None
 
 
 LIMIT_MM = 2147.0           # KiCad stores coordinates as 32-bit nanometres: nothing real lies farther out
