@@ -78,6 +78,18 @@ def without_fill_points(text: str) -> str:
     return PLAIN_FILL.sub(r"\1)\2", text)
 
 
+# A file embedded in the board (a footprint's 3D model, a font), as KiCad writes it: (data |base64 lines|). The router
+# never reads these, and no check looks at a (data ...) item's values, yet they can be 40% of a board's text
+# (vme-wren: 15 of 38 MB once its fills are out).
+EMBEDDED_DATA = re.compile(r"(\(data\s++)\|[A-Za-z0-9+/=\s]*+\|(\s*+\))")
+
+
+def without_embedded_data(text: str) -> str:
+    """The text that is parsed: the contents of every embedded file's (data |...|) taken out, once the text check has
+    seen them; the file we write back keeps every byte."""
+    return EMBEDDED_DATA.sub(r"\1\2", text)
+
+
 def without_dimensions(text: str) -> str:
     """The text that is parsed: dimension items removed. They are drawings on documentation layers, which the router
     never needs and whose contents the grammar does not check; the file we write back keeps them, as every byte."""
@@ -104,8 +116,6 @@ def without_dimensions(text: str) -> str:
         at = i + 1
 
 
-
-
 def load_board(path: str | Path) -> Board:
     """Read and validate a board; raise BoardError with one line on any problem."""
     text = mend_writer_typos(read_text(path))
@@ -114,7 +124,7 @@ def load_board(path: str | Path) -> Board:
     check_text(parsed, path)
     with collector_paused():
         try:
-            tree = sexpr.parse(without_dimensions(parsed))
+            tree = sexpr.parse(without_dimensions(without_embedded_data(parsed)))
         except sexpr.SexprError as e:
             raise BoardError(f"{path}: malformed board: {e}") from None
         check_structure(tree, path)
