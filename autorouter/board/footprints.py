@@ -192,10 +192,10 @@ def pad_shape(p: list, shape: str, w: float, h: float, warnings: list, ref: str,
     """The pad's copper around its own origin, unrotated."""
     if shape in ("rect", "roundrect"):
         radius = number(p, "roundrect_rratio", 0.25) * min(w, h) if shape == "roundrect" else 0.0
-        corners = {str(a) for a in atoms(node(p, "chamfer"))}
-        return geo.chamfered(geo.roundrect(w, h, radius), w, h, number(p, "chamfer_ratio", 0.0) * min(w, h), corners)
+        corners = frozenset(str(a) for a in atoms(node(p, "chamfer")))
+        return rect_pad(w, h, radius, number(p, "chamfer_ratio", 0.0) * min(w, h), corners)
     if shape == "circle":
-        return geo.circle(0, 0, w / 2)
+        return disc(w / 2)
     if shape == "oval":
         return geo.oval(w, h)
     if shape == "trapezoid":
@@ -204,13 +204,24 @@ def pad_shape(p: list, shape: str, w: float, h: float, warnings: list, ref: str,
         return Polygon([(-w / 2 - dy, h / 2 + dx), (w / 2 + dy, h / 2 - dx), (w / 2 - dy, -h / 2 + dx),
                         (-w / 2 + dy, -h / 2 - dx)]).buffer(0)
     if shape == "custom":
-        anchor = geo.circle(0, 0, w / 2) if word(node(p, "options"), "anchor") == "circle" else box(-w / 2, -h / 2,
-                                                                                                 w / 2, h / 2)
+        anchor = disc(w / 2) if word(node(p, "options"), "anchor") == "circle" else box(-w / 2, -h / 2, w / 2, h / 2)
         # primitives are drawn in the pad's frame, unrotated, as KiCad stores them
         parts = [primitive(prim) for prim in nodes(node(p, "primitives"))]
         return unary_union([anchor] + [part for part in parts if part is not None])
     warnings.append(f"pad {ref}.{number_}: unknown pad shape {shape!r}; treated as its bounding rectangle")
     return box(-w / 2, -h / 2, w / 2, h / 2)
+
+
+@geo.made_once
+def rect_pad(w: float, h: float, radius: float, chamfer: float, corners: frozenset[str]):
+    """A rectangular pad's copper around its origin: its corners rounded by the radius, those named cut by chamfer."""
+    return geo.chamfered(geo.roundrect(w, h, radius), w, h, chamfer, corners)
+
+
+@geo.made_once
+def disc(r: float):
+    """A round pad's copper (or a custom pad's round anchor) around its origin."""
+    return geo.circle(0, 0, r)
 
 
 def primitive(prim: list):

@@ -1,6 +1,7 @@
 """Shapely outlines of pads, tracks and board graphics, in board coordinates (mm)."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -29,6 +30,20 @@ def grow_all(geoms, distances) -> np.ndarray:
     """`grow` of many shapes at once, each by its own distance (mm): the same shapes, as an array."""
     distances = np.asarray(distances, dtype=np.float64) * ROUND_OUT
     return shapely.buffer(np.asarray(geoms, dtype=object), distances, quad_segs=QUAD_SEGS)
+
+
+def made_once(build):
+    """build(*values), kept for the next call with the same values: a board's pads repeat a few sizes, and shapely's
+    shapes are immutable, so one shape serves them all. 0.0 and -0.0, equal as keys, are told apart (the shapes'
+    coordinates carry the sign)."""
+    @functools.lru_cache(maxsize=4096, typed=True)
+    def kept(signs, *values):
+        return build(*values)
+
+    @functools.wraps(build)
+    def made(*values):
+        return kept(tuple(math.copysign(1.0, v) if isinstance(v, float) else 0.0 for v in values), *values)
+    return made
 
 
 def rotate_xy(px: float, py: float, angle_deg: float) -> tuple[float, float]:
@@ -79,6 +94,7 @@ def chamfered(shape: BaseGeometry, w: float, h: float, size: float, corners: set
     return shape
 
 
+@made_once
 def oval(w: float, h: float) -> BaseGeometry:
     if abs(w - h) < 1e-9:
         return grow(Point(0, 0), w / 2)
