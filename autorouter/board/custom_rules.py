@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import lru_cache
 
 from . import sexpr
 from .tree import atoms, nodes, word
@@ -61,7 +62,9 @@ def parse_rules(text: str) -> list[CustomRule]:
 TOKEN = re.compile(r"\s*(?:(?P<str>'[^']*')|(?P<op>==|!=|&&|\|\||[!()<>,])|(?P<name>[A-Za-z_][\w.]*)|(?P<num>[\d.]+\w*))")
 
 
-def tokens(condition: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=1024)
+def tokens(condition: str) -> tuple[tuple[str, str], ...]:
+    """The condition's tokens, worked out once per condition: each rule's is evaluated for every net and item type."""
     out, at = [], 0
     while at < len(condition):
         m = TOKEN.match(condition, at)
@@ -72,7 +75,7 @@ def tokens(condition: str) -> list[tuple[str, str]]:
         kind = m.lastgroup
         out.append((kind, m.group(kind)))
         at = m.end()
-    return out
+    return tuple(out)
 
 
 def evaluate(condition: str, a: dict) -> bool | None:
