@@ -98,37 +98,43 @@ def check_structure(tree, path) -> None:
     list (a position, a layer, a uuid): for those the walk asks only whether their values need a check."""
     rules: dict[tuple, tuple] = {}                     # (parent, head, strict) -> item_rule(...)
     lists_checked: dict[tuple, str | None] = {}        # (parent, head, heads of its lists) -> problem
-    stack = [(None, tree, True)]
-    while stack:
-        parent, node, strict = stack.pop()
-        head = node[0] if node and type(node[0]) is str else None
-        rule = rules.get((parent, head, strict))
-        if rule is None:
-            rule = rules[(parent, head, strict)] = item_rule(parent, head, strict)
-        skip, strict, plan, problem = rule
-        if skip:
-            continue
-        lists = [c for c in node if type(c) is list]     # the parsed tree holds lists, str, int and float only
-        if lists and lists[0] is node[0]:                # no head: a list in its place is not one of its parts
-            del lists[0]
-        if lists and strict:
-            order = tuple([c[0] if c and type(c[0]) is str else None for c in lists])
-            key = (parent, head, order)
-            if key in lists_checked:
-                problem = lists_checked[key]
-            else:
-                problem = check_lists(parent, head, list(order), lists)
-                if (parent, head) != ("kicad_pcb", "layers"):           # the only check that reads the lists
-                    lists_checked[key] = problem
-        if not problem and plan:
-            atoms = [a for a in node[1:] if type(a) is not list] if lists else node[1:]
-            problem = check_values(parent, head, atoms, plan, empty=len(node) == 1)
-        if problem:
-            raise BoardError(f"{path}: malformed board: {problem}")
-        if lists:
+    # the items being walked, outermost first: each one's head, whether it is read strictly, and its lists still to
+    # walk (last first: the first problem found is the one a walk from the end finds)
+    walking = [(None, True, iter([tree]))]
+    while walking:
+        parent, strict, items = walking[-1]
+        for node in items:
+            head = node[0] if node and type(node[0]) is str else None
+            rule = rules.get((parent, head, strict))
+            if rule is None:
+                rule = rules[(parent, head, strict)] = item_rule(parent, head, strict)
+            skip, strict_below, plan, problem = rule
+            if skip:
+                continue
+            lists = [c for c in node if type(c) is list]     # the parsed tree holds lists, str, int and float only
+            if lists and lists[0] is node[0]:                # no head: a list in its place is not one of its parts
+                del lists[0]
+            if lists and strict_below:
+                order = tuple([c[0] if c and type(c[0]) is str else None for c in lists])
+                key = (parent, head, order)
+                if key in lists_checked:
+                    problem = lists_checked[key]
+                else:
+                    problem = check_lists(parent, head, list(order), lists)
+                    if (parent, head) != ("kicad_pcb", "layers"):           # the only check that reads the lists
+                        lists_checked[key] = problem
+            if not problem and plan:
+                atoms = [a for a in node[1:] if type(a) is not list] if lists else node[1:]
+                problem = check_values(parent, head, atoms, plan, empty=len(node) == 1)
+            if problem:
+                raise BoardError(f"{path}: malformed board: {problem}")
             if head == "pts":           # most of a large board: points, checked here at a fraction of the cost
                 lists = [c for c in lists if not plain_point(c)]
-            stack.extend([(head, c, strict) for c in lists])
+            if lists:
+                walking.append((head, strict_below, reversed(lists)))
+                break
+        else:
+            walking.pop()
 
 
 def item_rule(parent, head, strict: bool) -> tuple:
@@ -180,7 +186,10 @@ def check_values(parent, head, atoms: list, plan: tuple, empty: bool = False) ->
     """What is wrong with the values (numbers, names) an item holds, or None.
     plan: values_plan(parent, head, strict); empty: the item holds nothing at all."""
     count, net, words = plan
-    numbers = finite_count(atoms)
+    try:
+        numbers = sum(map(math.isfinite, atoms))    # all numbers, as JSON gives most: is_number's answer, in C
+    except (TypeError, OverflowError):
+        numbers = None      # a word, or an integer too large for a float, which is_number answers (or raises on)
     if count and not count[0] <= (sum(map(is_number, atoms)) if numbers is None else numbers) <= count[1]:
         return f"({head} ...) needs " + ("1 number" if count == (1, 1) else f"{count[0]} numbers"
                                          if count[0] == count[1] else f"{count[0]} to {count[1]} numbers")
@@ -193,16 +202,6 @@ def check_values(parent, head, atoms: list, plan: tuple, empty: bool = False) ->
     if head == "at" and len(atoms) > 2 and is_number(atoms[2]) and abs(float(atoms[2])) > MAX_ANGLE:
         return f"a rotation of {atoms[2]} degrees"
     return None
-
-
-def finite_count(atoms: list) -> int | None:
-    """How many of the values are finite numbers, where all are numbers as JSON gives them (most values are):
-    is_number's answer, in C. None where one is a word, or an integer too large for a float, which is_number
-    answers (or raises on) itself."""
-    try:
-        return sum(map(math.isfinite, atoms))
-    except (TypeError, OverflowError):
-        return None
 
 
 LIMIT_MM = 2147.0           # KiCad stores coordinates as 32-bit nanometres: nothing real lies farther out
