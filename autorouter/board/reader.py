@@ -80,13 +80,16 @@ def without_fill_points(text: str) -> str:
 
 # A file embedded in the board (a footprint's 3D model, a font), as KiCad writes it: (data |base64 lines|). The router
 # never reads these, and no check looks at a (data ...) item's values, yet they can be 40% of a board's text
-# (vme-wren: 15 of 38 MB once its fills are out).
-EMBEDDED_DATA = re.compile(r"(\(data\s++)\|[A-Za-z0-9+/=\s]*+\|(\s*+\))")
+# (vme-wren: 15 of 38 MB once its fills are out). Each line taken must hold a character that no number and no
+# nan or inf has (any but a digit, '+' and the letters of e, nan, inf, infinity), so that the text check, which
+# would refuse a line such as 1e999 or inf, has nothing to see in them; a block with such a line stays whole.
+DATA_LINE = r"[A-Za-z0-9+/=]*?[B-DG-HJ-MO-SU-XZb-dg-hj-mo-su-xz/=][A-Za-z0-9+/=]*+"
+EMBEDDED_DATA = re.compile(rf"(\(data\s++)\|{DATA_LINE}(?:\s++{DATA_LINE})*+\|(\s*+\))")
 
 
 def without_embedded_data(text: str) -> str:
-    """The text that is parsed: the contents of every embedded file's (data |...|) taken out, once the text check has
-    seen them; the file we write back keeps every byte."""
+    """The text that is checked and parsed: the contents of every embedded file's (data |...|) taken out, its
+    (data) left for the grammar to place; the file we write back keeps every byte."""
     return EMBEDDED_DATA.sub(r"\1\2", text)
 
 
@@ -120,11 +123,11 @@ def load_board(path: str | Path) -> Board:
     """Read and validate a board; raise BoardError with one line on any problem."""
     text = mend_writer_typos(read_text(path))
     version = file_version(text, path)
-    parsed = without_fill_points(text)
+    parsed = without_embedded_data(without_fill_points(text))
     check_text(parsed, path)
     with collector_paused():
         try:
-            tree = sexpr.parse(without_dimensions(without_embedded_data(parsed)))
+            tree = sexpr.parse(without_dimensions(parsed))
         except sexpr.SexprError as e:
             raise BoardError(f"{path}: malformed board: {e}") from None
         check_structure(tree, path)
