@@ -100,7 +100,7 @@ def without_dimensions(text: str) -> str:
     while True:
         start = text.find("(dimension", at)
         if start < 0:
-            return "".join(out) + text[at:]
+            return "".join(out + [text[at:]]) if out else text     # one copy of a large text, or none
         depth, i, quoted = 0, start, False
         while i < len(text):
             ch = text[i]
@@ -309,9 +309,11 @@ def read_copper(tree, copper, nets: "NetTable") -> tuple[list[Track], list[Via]]
     tracks, vias = [], []
     for item in nodes(tree):
         head = item[0]
-        # (layer "F.Cu"), or since KiCad 9 a track bare of solder mask: (layers "F.Cu" "F.Mask")
-        layer = next((str(n) for n in atoms(node(item, "layer")) + atoms(node(item, "layers")) if n in copper), None)
-        if head in ("segment", "arc") and layer is not None:
+        if head in ("segment", "arc"):
+            # (layer "F.Cu"), or since KiCad 9 a track bare of solder mask: (layers "F.Cu" "F.Mask")
+            layer = next((str(n) for n in atoms(node(item, "layer")) + atoms(node(item, "layers")) if n in copper), None)
+            if layer is None:
+                continue
             tracks.append(Track(point(item, "start"), point(item, "end"), number(item, "width"), layer, nets.of(item),
                                 mid=point(item, "mid") if head == "arc" else None))
         elif head == "via":
