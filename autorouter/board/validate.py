@@ -98,6 +98,7 @@ def check_structure(tree, path) -> None:
     list (a position, a layer, a uuid): for those the walk asks only whether their values need a check."""
     rules: dict[tuple, tuple] = {}                     # (parent, head, strict) -> item_rule(...)
     lists_checked: dict[tuple, str | None] = {}        # (parent, head, heads of its lists) -> problem
+    values_passed: set[tuple] = set()                  # (parent, strict, head, *values) of items holding no list
     # the items being walked, outermost first: each one's head, whether it is read strictly, and its lists still to
     # walk (last first: the first problem found is the one a walk from the end finds)
     walking = [(None, True, iter([tree]))]
@@ -124,8 +125,15 @@ def check_structure(tree, path) -> None:
                     if (parent, head) != ("kicad_pcb", "layers"):           # the only check that reads the lists
                         lists_checked[key] = problem
             if not problem and plan:
-                atoms = [a for a in node[1:] if type(a) is not list] if lists else node[1:]
-                problem = check_values(parent, head, atoms, plan, empty=len(node) == 1)
+                if lists:
+                    atoms = [a for a in node[1:] if type(a) is not list]
+                    problem = check_values(parent, head, atoms, plan, empty=len(node) == 1)
+                else:       # most repeat, (size 1 1), (thickness 0.15): equal values (1 and 1.0 too) pass alike
+                    key = (parent, strict, head, *node[1:])
+                    if key not in values_passed:
+                        problem = check_values(parent, head, node[1:], plan, empty=len(node) == 1)
+                        if problem is None:
+                            values_passed.add(key)
             if problem:
                 raise BoardError(f"{path}: malformed board: {problem}")
             if head == "pts":           # most of a large board: points, checked here at a fraction of the cost
