@@ -100,7 +100,7 @@ def check_structure(tree, path) -> None:
     lists_checked: dict[tuple, str | None] = {}        # (parent, head, heads of its lists) -> problem
     values_passed: set[tuple] = set()                  # (parent, strict, head, *values) of items holding no list
     # the items being walked, outermost first: each one's head, whether it is read strictly, and its lists still to
-    # walk (last first: the first problem found is the one a walk from the end finds)
+    # walk, last first (the order the walk has always taken, so that of two problems the same one is reported)
     walking = [(None, True, iter([tree]))]
     while walking:
         parent, strict, items = walking[-1]
