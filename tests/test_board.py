@@ -171,6 +171,8 @@ def test_a_footprints_text_that_names_its_reference_is_as_long_as_the_reference(
      '(roundrect_rratio )))', "(roundrect_rratio ...) needs 1 number"),      # found by the fuzzer (seed 2414283250)
     ('(setup (pcbplotparams (scaleselection )))', "(scaleselection ...) needs a number"),     # seed 73702201
     ('(setup (pcbplotparams (mode 0x1F)))', "(mode ...) holds something that is not a number"),   # seed 1589086559
+    # an integer too large for a float: no number to KiCad, which reads it as a double (it raised OverflowError)
+    ('(segment (start 1 1) (end 2 2) (width ' + "9" * 400 + ') (layer "F.Cu") (net 0))', "(width ...) needs 1 number"),
     # a zone's saved fill is checked in a faster way (reader.PLAIN_FILL), yet refused where KiCad refuses it
     ('(filled_polygon (layer "F.Cu") (pts (xy 1 1) (xy 2 1) (xy 2 2)))', "a (kicad_pcb ...) holds a (filled_polygon"),
     ('(zone (net 0) (net_name "") (layer "F.Cu") (polygon (pts (xy 1 1) (xy 2 1) (xy 2 2))) '

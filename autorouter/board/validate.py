@@ -84,11 +84,11 @@ MAX_ANGLE = 1e5       # KiCad normalises angles one turn at a time: a huge one w
 
 
 def is_number(atom) -> bool:
-    if isinstance(atom, (int, float)):
-        return math.isfinite(atom)
+    """Whether the atom is a finite number a float holds (an integer of hundreds of digits is none: KiCad's reader
+    takes it as a double)."""
     try:
-        return math.isfinite(float(atom))
-    except (TypeError, ValueError):
+        return math.isfinite(atom if isinstance(atom, float) else float(atom))
+    except (TypeError, ValueError, OverflowError):
         return False
 
 
@@ -197,7 +197,7 @@ def check_values(parent, head, atoms: list, plan: tuple, empty: bool = False) ->
     try:
         numbers = sum(map(math.isfinite, atoms))    # all numbers, as JSON gives most: is_number's answer, in C
     except (TypeError, OverflowError):
-        numbers = None      # a word, or an integer too large for a float, which is_number answers (or raises on)
+        numbers = None      # a word, or an integer too large for a float, which is_number answers (no number)
     if count and not count[0] <= (sum(map(is_number, atoms)) if numbers is None else numbers) <= count[1]:
         return f"({head} ...) needs " + ("1 number" if count == (1, 1) else f"{count[0]} numbers"
                                          if count[0] == count[1] else f"{count[0]} to {count[1]} numbers")
