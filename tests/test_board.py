@@ -91,6 +91,18 @@ def outline_board(tmp_path, gap: float, extra: str = ""):
     return path
 
 
+def test_a_text_that_reads_dimension_is_no_dimension(tmp_path):
+    """Dimension items are left out before parsing; a text on one line with other items that holds "(dimension (" is
+    part of a string, and the items after it are read."""
+    text = '(gr_text "see (dimension (A" (at 1 1) (layer "F.SilkS") (effects (font (size 1 1) (thickness 0.15))))'
+    dimension = ('(dimension (type aligned) (layer "Dwgs.User") (pts (xy 1 1) (xy 5 1)) (height 1) '
+                 '(gr_text "4 mm" (at 3 0) (layer "Dwgs.User") (effects (font (size 1 1) (thickness 0.15)))))')
+    pad = ('(footprint "R" (layer "F.Cu") (at 5 5) (pad "1" smd rect (at 0 0) (size 1 1) (layers "F.Cu") '
+           '(net 1 "A")))')
+    board = load_board(outline_board(tmp_path, 0, '(net 1 "A")' + text + dimension + pad))
+    assert len(board.pads) == 1 and board.pads[0].net == 1
+
+
 def test_an_outline_open_by_a_micrometre_is_closed_as_kicad_does(tmp_path):
     assert load_board(outline_board(tmp_path, 0.001)).outline.area == pytest.approx(100, abs=0.01)
     with pytest.raises(BoardError, match="not closed"):

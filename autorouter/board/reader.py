@@ -93,19 +93,31 @@ def without_embedded_data(text: str) -> str:
     return EMBEDDED_DATA.sub(r"\1\2", text)
 
 
+QUOTE_OR_ESCAPE = re.compile(r'\\.|"', re.S)      # in KiCad's strings a quote or a backslash is escaped by a backslash
+
+
 def without_dimensions(text: str) -> str:
     """The text that is parsed: dimension items removed. They are drawings on documentation layers, which the router
     never needs and whose contents the grammar does not check; the file we write back keeps them, as every byte."""
-    out, at = [], 0
+    out, at, find = [], 0, 0
     while True:
-        start = text.find("(dimension", at)
+        start = text.find("(dimension", find)
         if start < 0:
             return "".join(out + [text[at:]]) if out else text     # one copy of a large text, or none
+        find = start + 1
+        # an item as KiCad writes it begins a line (its strings hold no line break: it writes "\\n"); elsewhere, the
+        # quotes before it say whether it is in a string (a text that reads "(dimension ...)"), not an item
+        line = text.rfind("\n", at, start) + 1 or at
+        if text[line:start].strip() and sum(m == '"' for m in QUOTE_OR_ESCAPE.findall(text, at, start)) % 2:
+            continue
         depth, i, quoted = 0, start, False
         while i < len(text):
             ch = text[i]
             if quoted:
-                quoted = not (ch == '"' and text[i - 1] != "\\")
+                if ch == "\\":
+                    i += 1      # an escaped character, a quote or a backslash
+                else:
+                    quoted = ch != '"'
             elif ch == '"':
                 quoted = True
             elif ch == "(":
@@ -116,7 +128,7 @@ def without_dimensions(text: str) -> str:
                     break
             i += 1
         out.append(text[at:start])
-        at = i + 1
+        at = find = i + 1
 
 
 def load_board(path: str | Path) -> Board:
