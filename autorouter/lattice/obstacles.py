@@ -241,8 +241,8 @@ class Obstacles:
 
     def near(self, cls: NetClassRules, boxes: np.ndarray) -> Profile:
         """cls's profile, right within the boxes (rows of x0, y0, x1, y1 in mm) only: for sizes a net only tries
-        (pathfinder.nets.reachable_pins), which need not be rasterised over the whole board unless it keeps them.
-        The whole profile where it is made already."""
+        around its pads, which need not be rasterised over the whole board unless it keeps them. The whole profile
+        where it is made already."""
         if sizes_of(cls) in self.by_sizes:
             return self[cls]
         return build_profile(self.board, self.rules, cls, self.lattice, self.items, self.holes, self.margin,
