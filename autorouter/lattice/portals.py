@@ -28,6 +28,8 @@ MAX_PER_LAYER = 24         # straight stubs kept per pad and layer, shortest fir
 MAX_ESCAPES = 8            # bent stubs kept per pad and layer, shortest first
 FEW_STRAIGHT = 8           # a pad with fewer straight stubs on a layer than this gets bent ones too
 ESCAPE_STEPS = 5           # how far past its end, in lattice pitches, a stub may leave a pad before it bends
+ESCAPE_NEAR = 1.5          # how far from its bend, in lattice pitches, a bent stub's node may lie
+BARE_WIDER = 3             # a pad with no portal within the radius looks this many times as far
 FIRST_CHECKED = 2 * MAX_PER_LAYER   # straight stubs of a pad and layer checked first, by their length's bound
 NEAREST_INSIDE = 0.02      # a stub to a pad's nearest point ends this share of the way on toward its centre
 
@@ -198,7 +200,7 @@ def escape_portals(pads: list[Pad], layers: np.ndarray, profile: Profile, lattic
     nets = np.array([p.net for p in pads], dtype=np.int64)
     layers = np.asarray(layers, dtype=np.int64)
     open_bend = np.flatnonzero(stub_legal(profile, layers[pair], nets[pair], bend, centre[pair]))
-    r = 1.5 * lattice.pitch
+    r = ESCAPE_NEAR * lattice.pitch
     k, rr, cc = window_nodes(*lattice.windows(np.concatenate([bend[open_bend] - r, bend[open_bend] + r], 1)))
     k = open_bend[k]                      # each candidate node's bend
     owner = profile.track_owner[layers[pair[k]], rr, cc]
@@ -249,13 +251,14 @@ def pads_portals(pads: list[Pad], layer_index: dict[str, int], profile: Profile,
 
 def pins_portals(pins: list[list[Pad]], layer_index: dict[str, int], profile: Profile, lattice: Lattice,
                  radius: int) -> list[Portals]:
-    """The portals of each pin (a list of pads); a pad with none within `radius` nodes gets those within three
+    """The portals of each pin (a list of pads); a pad with none within `radius` nodes gets those within BARE_WIDER
     times that."""
     pads = [pad for pin in pins for pad in pin]
     found = pads_portals(pads, layer_index, profile, lattice, radius)
     bare = [i for i, f in enumerate(found) if f[0].size == 0]
-    for i, again in zip(bare, pads_portals([pads[i] for i in bare], layer_index, profile, lattice, radius * 3)):
-        found[i] = again
+    again = pads_portals([pads[i] for i in bare], layer_index, profile, lattice, radius * BARE_WIDER)
+    for i, found_again in zip(bare, again):
+        found[i] = found_again
     out, at = [], 0
     for pin in pins:
         parts = [(nodes.astype(np.int64), length, target.reshape(-1, 2), np.full(nodes.size, i), bend.reshape(-1, 2))
@@ -263,6 +266,11 @@ def pins_portals(pins: list[list[Pad]], layer_index: dict[str, int], profile: Pr
         at += len(pin)
         out.append(Portals(*(np.concatenate(p) for p in zip(*parts))))
     return out
+
+
+def search_reach(radius: int, lattice: Lattice) -> float:
+    """How far past a pad's outline (mm) pins_portals reads the profile: its nodes, and the stubs from them to it."""
+    return max(radius * BARE_WIDER, ESCAPE_STEPS + ESCAPE_NEAR) * lattice.pitch
 
 
 def pin_portals(pads: list[Pad], layer_index: dict[str, int], profile: Profile, lattice: Lattice,

@@ -12,8 +12,8 @@ from ..board.model import Board, Pad, net_label, pad_names
 from ..board.rules import DesignRules, NetClassRules
 from ..lattice.grid import Lattice
 from ..lattice.obstacles import FREE, HARD, Obstacles, Profile, via_sizes_of
-from ..lattice.portals import (EMPTY, ESCAPE_STEPS, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts,
-                               pins_portals, track_index)
+from ..lattice.portals import (EMPTY, Portals, fill_nodes, keep_clear_of, mark_stub_conflicts, pins_portals,
+                               search_reach, track_index)
 from ..mst import complete_edges, connection_order, dense_tree
 
 
@@ -124,9 +124,9 @@ def pins_at(clusters, profile, layer_index, lattice, config, portals: list[Porta
 
 
 def around(clusters, lattice, config) -> np.ndarray:
-    """Boxes (rows of x0, y0, x1, y1 in mm) around the clusters' pads that hold every node pins_at reads: straight
-    stubs up to three times the portal radius, bent ones ESCAPE_STEPS past a pad's end, and via room."""
-    reach = max(3 * config.portal_radius * lattice.pitch, (ESCAPE_STEPS + 2) * lattice.pitch, VIA_ROOM_MM)
+    """Boxes (rows of x0, y0, x1, y1 in mm) around the clusters' pads that hold every node pins_at reads: their
+    portals' (portals.search_reach) and their via room, and a pitch more."""
+    reach = max(search_reach(config.portal_radius, lattice), VIA_ROOM_MM)
     bounds = shapely.bounds(np.array([p.outline for group in clusters for p in group], dtype=object))
     return bounds + (reach + lattice.pitch) * np.array([-1, -1, 1, 1])
 
