@@ -151,6 +151,7 @@ def item_rule(parent, head, strict: bool) -> tuple:
     None where no value needs a check; what is wrong with it where it holds no list)."""
     strict = strict and head not in grammar.LENIENT          # below a leniently read item only values count
     plan = values_plan(parent, head, strict)
+    # check_values also bounds an (at ...)'s angle, whatever the grammar says of its values
     return (head in grammar.UNREAD, strict, plan if plan != (None, None, None) or head == "at" else None,
             check_lists(parent, head, [], []) if strict else None)
 
