@@ -37,6 +37,10 @@ class RouterConfig:
     # Nets whose regions overlap may share a batch, each searched against the prices at the batch's start (the others'
     # routes of the last iteration); off: a batch holds only nets whose regions do not meet (as one after another).
     batch_overlap: bool = False
+    # A net of at least this many connections is routed again only where it meets other nets: its branches near a
+    # conflict are ripped up and joined again, the rest stay (0: every net is ripped up whole). Off: fewer searches,
+    # but near misses lost (benchmarks/CORPUS.md, 2026-11-28, late night).
+    partial_reroute_from: int = 0
     # Track and via sizes: "class" (each net class's, smaller only where a pad or congestion needs it), "compact"
     # (classes no wider than Default at the board's minimum width and smallest via, wider ones at their own), or
     # "smallest" (every net at the board's minimums: the most room, the thinnest copper).
@@ -93,6 +97,7 @@ class RouterConfig:
             "roi_growth": (1 <= self.roi_growth <= 10, "1 .. 10"),
             "roi_margin_max": (0 <= self.roi_margin_max <= 1000, "0 .. 1000 mm"),
             "batch_size": (1 <= self.batch_size <= 4096, "1 .. 4096"),
+            "partial_reroute_from": (0 <= self.partial_reroute_from <= 1_000_000, "0 .. 1000000"),
             "chamfer": (0 <= self.chamfer <= 0.5, "0 .. 0.5 pitches"),
             "via_cost": (0 < self.via_cost <= 1000, "> 0 and <= 1000"),
             "wrong_way_cost": (1 <= self.wrong_way_cost <= 100, "1 .. 100"),

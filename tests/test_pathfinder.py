@@ -5,7 +5,7 @@ import pytest
 from autorouter.board.rules import DesignRules, NetClassRules
 from autorouter.lattice.grid import make_lattice
 from autorouter.pathfinder.congestion import Stub, Connection, NetRoute, Occupancy, class_radii
-from conftest import channel_set_up, free_steps
+from conftest import channel_set_up, corpus_board, free_steps, needs_corpus
 
 NARROW = NetClassRules("Default", 0.2, 0.2, 0.6, 0.3)
 WIDE = NetClassRules("POWER", 0.6, 0.2, 0.8, 0.4)
@@ -520,3 +520,51 @@ def test_nets_are_necked_late_only_where_an_iteration_still_fits_the_time():
     assert time_for_another(now - 10, None)
     assert time_for_another(now - 1, now + 60)
     assert not time_for_another(now - 10, now + 5)
+
+
+def test_a_large_net_keeps_the_branches_that_meet_no_one():
+    """kept_branches: of a net routed as a comb (a trunk from pin 0 to pin 1, branches down to pins 2 and 3, and pin
+    4 joined from pin 3's pad), another net crossing the branch to pin 3 rips up that branch and what hangs from it
+    (pin 4, joined only through pin 3), and nothing else."""
+    from types import SimpleNamespace
+    from autorouter.pathfinder.branches import kept_branches
+    lat = make_lattice((0, 0, 12, 5), ["F.Cu"], 0.2)
+    occ = Occupancy(lat)
+    radii = lambda size: class_radii(NARROW, RULES, 0.01)
+    trunk = Connection(lat.index(0, 2, np.arange(2, 51)).astype(np.int64), pin=1, from_pin=0)
+    to_2 = Connection(lat.index(0, np.arange(3, 23), 10).astype(np.int64), parent=trunk, pin=2)
+    to_3 = Connection(lat.index(0, np.arange(3, 23), 40).astype(np.int64), parent=trunk, pin=3)
+    to_4 = Connection(lat.index(0, 22, np.arange(41, 56)).astype(np.int64), pin=4, from_pin=3)
+    comb = NetRoute([trunk, to_2, to_3, to_4])
+    other = NetRoute([straight(lat, 0, 12, 36, 45)])
+    for route in (comb, other):
+        occ.footprint(route, radii)
+        occ.add(route, +1)
+    task = SimpleNamespace(connections=4, pins=[None] * 5)
+    kept, joined = kept_branches(task, comb, occ, 0.5, least=2)
+    assert kept.connections == [trunk, to_2] and joined == [0, 1, 2]
+    assert kept_branches(task, comb, occ, 0.5, least=5) is None       # too few connections: routed whole
+    occ.add(other, -1)
+    assert kept_branches(task, comb, occ, 0.5, least=2) is None       # nothing in conflict: routed whole
+
+
+@needs_corpus
+def test_nets_routed_again_in_part_end_legal_and_whole(tmp_path):
+    """partial_reroute_from: the nets in conflict keep their branches that meet no one; negotiation still ends
+    with every pin joined and nothing shared, on a real two-layer board."""
+    from dataclasses import replace
+    from autorouter.board import load_board
+    from autorouter.board.rules import load_rules
+    from autorouter.config import RouterConfig
+    from autorouter.pathfinder import negotiate
+    from autorouter.pipeline import set_up
+    from autorouter.search.cpu import CpuEngine
+    config = replace(RouterConfig(), partial_reroute_from=2)
+    board = load_board(corpus_board("c2_teres_io", tmp_path))
+    rules = load_rules(board, config)
+    ready = set_up(board, rules, config)
+    outcome = negotiate(ready.tasks, ready.lattice, rules, CpuEngine(64), config)
+    occ = outcome.context.occ
+    assert outcome.converged and outcome.context.kept_in_part > 0
+    assert all(occ.conflicts(r) == 0 for r in outcome.routes.values())
+    assert all(len(outcome.routes[t.net].connections) == t.connections for t in outcome.tasks)

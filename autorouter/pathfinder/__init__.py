@@ -1,5 +1,5 @@
-"""PathFinder: what to route (nets.py), occupancy (congestion.py), move costs (costs.py), negotiation (router.py),
-and what negotiation leaves (finishing.py)."""
+"""PathFinder: what to route (nets.py), occupancy (congestion.py), move costs (costs.py), negotiation (router.py;
+branches.py: what a large net keeps when it is routed again), and what negotiation leaves (finishing.py)."""
 from .congestion import NetRoute, Occupancy
 from .nets import NetTask, build_tasks
 from .finishing import make_room, reconnect

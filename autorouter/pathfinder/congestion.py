@@ -67,6 +67,8 @@ class Connection:
     size: object = None                                # its track and via sizes (the task's NetClassRules)
     in_fill: list[int] = field(default_factory=list)   # path ends that join the net's zone fill (no pad stub)
     late: bool = False      # joined after negotiation (finishing.join), not by its net's task: kept when it moves
+    pin: int = -1           # the task's pin it joined (-1: not known)
+    from_pin: int = -1      # the joined pin whose portal or fill it leaves from (-1: it leaves from a path)
     _vias: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def vias(self, lattice: Lattice) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 Each iteration reroutes the nets that share resources (all nets in the first), in batches of nets whose regions do
 not overlap: a batch is ripped up, its connections are searched together one pin at a time (each from the net's tree
-so far to its next pin), and the new routes are added back. Present congestion grows each iteration and history
+so far to its next pin), and the new routes are added back (a large net may keep its branches that meet no one
+and search only for the pins it lost: branches.py). Present congestion grows each iteration and history
 accumulates on shared nodes, until nothing is shared, the iteration limit is reached, or the count of shared nodes
 stalls. Then the connections still in conflict are dropped, most conflicted first, and the nets that lost some are
 rerouted once with the other nets as walls: the result is always legal. What is still missing then is the
@@ -19,6 +20,7 @@ import numpy as np
 
 from ..lattice.grid import in_window
 from ..search import BLOCKED, RoiRequest, SearchStopped
+from .branches import kept_branches
 from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii, in_sorted
 from .costs import CostSnapshot, node_penalty, stub_cost
 from .device_costs import prices_for
@@ -56,6 +58,7 @@ class Context:
     search_seconds: float = 0.0
     launches: int = 0             # engine calls, and the ROIs they searched
     rois: int = 0
+    kept_in_part: int = 0         # nets routed again only where they met others (branches.kept_branches)
     should_stop: object = lambda: ""   # a reason to stop now (Ctrl-C, time limit), checked between searches
     roi_margin: dict = field(default_factory=dict)   # net -> ROI margin in mm, grown while the net stays in conflict
     radii: object = None              # size -> cover radii (ctx_radii)
@@ -134,10 +137,14 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             # (batch_overlap), each net's route stays in the occupancy for the others to see, not counted against
             # itself, until the batch is committed
             overlap, olds = config.batch_overlap, [routes.get(t.net) for t in batch]
+            seeds = [None if old is None else kept_branches(t, old, occ, reroute_reach(t, ctx),
+                                                            config.partial_reroute_from)
+                     for t, old in zip(batch, olds)]
+            ctx.kept_in_part += sum(seed is not None for seed in seeds)
             for old in olds:
                 if old is not None and not overlap:
                     occ.add(old, -1)
-            for t, old, route in zip(batch, olds, route_batch(batch, ctx, olds if overlap else None)):
+            for t, old, route in zip(batch, olds, route_batch(batch, ctx, olds if overlap else None, seeds)):
                 if old is not None and overlap:
                     occ.add(old, -1)
                 if old is not None and should_stop() and len(route.connections) < len(old.connections):
@@ -220,6 +227,12 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             on_progress({"stage": "repair", "nets": len(dropped)})
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
     return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds, ctx, tasks)
+
+
+def reroute_reach(task: NetTask, ctx: Context) -> float:
+    """How near a conflict (mm) a branch of a large net is ripped up: the farthest its cover reaches."""
+    r = ctx.radii(task.rules)
+    return max(r.track_track, r.track_via, r.via_track, r.via_via)
 
 
 def time_for_another(began: float, until: float | None) -> bool:
@@ -417,15 +430,17 @@ class Growing:
     pin_sources: tuple = (np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 2), np.int64))
     pins_in_sources: int = 0
     own: NetRoute | None = None     # the net's route that the occupancy still holds: no price to the net itself
+    kept: frozenset = frozenset()   # the pins joined before the search began (branches kept from the last route)
 
 
-def route_batch(batch: list[NetTask], ctx: Context, own: list | None = None) -> list[NetRoute]:
-    """Route each net of the batch from scratch, all against the prices as they stand. own: each net's route
-    where the occupancy still holds it (None: it was taken out), so that the net does not pay for itself. Where
-    other nets are walls (ctx.wall), a net searched alone is also kept from where its own cover would hold their
-    copper (reach_walls)."""
+def route_batch(batch: list[NetTask], ctx: Context, own: list | None = None,
+                seeds: list | None = None) -> list[NetRoute]:
+    """Route each net of the batch, all against the prices as they stand: from scratch, or from its seed (kept
+    branches: (route, pins it joins), or None). own: each net's route where the occupancy still holds it (None: it
+    was taken out), so that the net does not pay for itself. Where other nets are walls (ctx.wall), a net searched
+    alone is also kept from where its own cover would hold their copper (reach_walls)."""
     if not (ctx.wall and len(batch) == 1):
-        return grow_routes(batch, ctx, own)
+        return grow_routes(batch, ctx, own, seeds)
     occ = ctx.occ
     track, via = reach_walls(batch[0], ctx)
     occ.bump(track, via, ctx.wall)
@@ -460,19 +475,25 @@ def reach_walls(task: NetTask, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     return walls
 
 
-def grow_routes(batch: list[NetTask], ctx: Context, own: list | None = None) -> list[NetRoute]:
+def grow_routes(batch: list[NetTask], ctx: Context, own: list | None = None,
+                seeds: list | None = None) -> list[NetRoute]:
     """route_batch's search, one connection of every net at a time."""
-    growing = [Growing(t, NetRoute(), [0], own=o) for t, o in zip(batch, own or [None] * len(batch))]
-    for g in growing:
-        if g.task.pins[0].portals.nodes.size == 0:
-            g.route.failed.append(unreachable(g.task.pins[0]))
+    growing = []
+    for t, o, seed in zip(batch, own or [None] * len(batch), seeds or [None] * len(batch)):
+        if seed is None:
+            growing.append(Growing(t, NetRoute(), [0], own=o))
+            if t.pins[0].portals.nodes.size == 0:
+                growing[-1].route.failed.append(unreachable(t.pins[0]))
+        else:
+            growing.append(Growing(t, seed[0], list(seed[1]), own=o, kept=frozenset(seed[1])))
     steps = max(t.connections for t in batch)
     for j in range(1, steps + 1):
-        active = [g for g in growing if j < len(g.task.pins)]
+        active = [g for g in growing if j < len(g.task.pins) and j not in g.kept]
         why = ctx.should_stop()
         if why:                                  # a large net can take many searches: stop between them
-            for g in active:
-                g.route.failed += [f"{why}: stopped before reaching it"] * (len(g.task.pins) - j)
+            for g in growing:
+                left = sum(1 for k in range(j, len(g.task.pins)) if k not in g.kept)
+                g.route.failed += [f"{why}: stopped before reaching it"] * left
             break
         ready = []
         for g in active:
@@ -575,7 +596,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
             continue
         path = to_global(lat, res.path, rows, cols, shape)
         sink = g.task.pins[j].portals
-        conn = Connection(path, size=g.task.rules)
+        conn = Connection(path, size=g.task.rules, pin=j)
         if res.sink < sink.nodes.size:
             conn.stubs.append(stub(lat, sink, res.sink))
         else:
@@ -585,6 +606,7 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
             # the path leaves from a joined pin's portal, not from the tree: that pad needs its stub too (none
             # where it leaves from the pin's fill)
             pin, k = src_refs[start[np.argmin(src_cost[start])] - tree_size]
+            conn.from_pin = int(pin)
             if k >= 0:
                 conn.stubs.append(stub(lat, g.task.pins[pin].portals, k))
             else:
