@@ -49,15 +49,48 @@ def test_the_cheapest_way_round_a_wall_is_octilinear_runs():
     assert len(corners) <= 6                                                       # runs merged, not single steps
 
 
-def test_a_search_with_no_way_gives_up_when_told_to():
+def test_a_long_search_gives_up_when_told_to():
     open_ = np.ones((1, 400, 400), bool)
-    open_[0, 398:, 398:] = False                  # the target walled off: the search would visit every other point
+    sources, targets = np.zeros_like(open_), np.zeros_like(open_)
+    sources[0, 0, 0], targets[0, 399, 399] = True, True
+    asked = []                                    # aimed at its start, the search spreads over every point
+    assert cheapest_path(open_, np.zeros((400, 400), bool), sources, targets, 1.0, (0, 0),
+                         lambda: asked.append(1) or "time limit") is None
+    assert len(asked) == 1
+
+
+def test_a_target_walled_off_is_answered_without_a_search():
+    open_ = np.ones((1, 400, 400), bool)
+    open_[0, 398, 397:] = open_[0, 397:, 398] = False     # a diagonal step still passes a corner: closed square
     sources, targets = np.zeros_like(open_), np.zeros_like(open_)
     sources[0, 0, 0], targets[0, 399, 399] = True, True
     asked = []
     assert cheapest_path(open_, np.zeros((400, 400), bool), sources, targets, 1.0, (399, 399),
                          lambda: asked.append(1) or "time limit") is None
-    assert len(asked) == 1
+    assert not asked
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reachable_says_what_the_search_finds(monkeypatch, seed):
+    """reachable (by runs of open points) against the search itself, on random grids of one to three layers, with
+    via sites open on every layer or anywhere."""
+    import autorouter.detail.grid as grid
+    rng = np.random.default_rng(seed)
+    for _ in range(150):
+        layers, rows, cols = int(rng.integers(1, 4)), int(rng.integers(1, 25)), int(rng.integers(1, 25))
+        open_ = rng.random((layers, rows, cols)) < rng.uniform(0.3, 0.75)
+        via_open = rng.random((rows, cols)) < 0.05
+        if rng.random() < 0.7:
+            via_open &= open_.all(0)
+        ends = []
+        for _ in range(2):
+            end, k = np.zeros_like(open_), int(rng.integers(0, 4))
+            end[rng.integers(0, layers, k), rng.integers(0, rows, k), rng.integers(0, cols, k)] = True
+            ends.append(end)
+        answer = grid.reachable(open_, via_open, *ends)
+        monkeypatch.setattr(grid, "reachable", lambda *args: True)
+        assert answer == (grid.cheapest_path(open_, via_open, *ends, 3.0, (0, 0)) is not None)
+        monkeypatch.undo()
 
 
 def test_a_via_joins_two_layers_where_one_is_walled(tmp_path):

@@ -18,6 +18,7 @@ import numpy as np
 import shapely
 
 from ..board.geometry import grow_all
+from ..mst import merge
 
 SLACK = math.sqrt(2) / 2          # in steps: the farthest a point of a diagonal step lies from both its ends
 MOVES = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc]
@@ -75,10 +76,12 @@ def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, 
     neighbours on a layer (1, or sqrt 2 diagonally, plus TURN where the direction changes), and from one layer to any
     other where a via may stand (via_cost). open_, sources, targets: (layers, rows, cols) booleans; via_open (rows,
     cols); aim: the (row, col) the search heads for (the nearest target), which orders it without bounding it.
-    A loop over points in Python: where no path exists it may visit a million of them (seconds), so it asks
-    should_stop every STOP_EVERY points and gives up (None) when told to. price: what entering each point
-    ((layers, rows, cols) floats) and standing a via on each site ((rows, cols)) cost on top of the step (a way through
-    other nets' copper: detail.through)."""
+    A loop over points in Python: where no path exists it would visit every point it can reach (a million, seconds),
+    so that case is answered first by reachable (milliseconds); it asks should_stop every STOP_EVERY points and gives
+    up (None) when told to. price: what entering each point ((layers, rows, cols) floats) and standing a via on each
+    site ((rows, cols)) cost on top of the step (a way through other nets' copper: detail.through)."""
+    if not reachable(open_, via_open, sources, targets):
+        return None
     layers, rows, cols = open_.shape
     plane = rows * cols
     size = open_.size
@@ -143,6 +146,41 @@ def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, 
                     cost[u], parent[u], heading[u] = through, v, -1
                     heapq.heappush(heap, (through + guess(r, c), u))
     return None
+
+
+def reachable(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, targets: np.ndarray) -> bool:
+    """Whether an open target joins an open source by cheapest_path's moves (to the eight neighbours on a layer, and
+    between layers at a via site where both points are open), found by runs of open points along each row: two runs
+    of one layer touch where their rows are adjacent and their columns come within one of each other."""
+    layers, rows, cols = open_.shape
+    lines = open_.reshape(layers * rows, cols)
+    change = np.diff(np.pad(lines, ((0, 0), (1, 1))).view(np.int8), axis=1)
+    line, start = np.nonzero(change == 1)        # each run: its line (layer * rows + row), first column, end (past)
+    end = np.nonzero(change == -1)[1]
+    if not line.size:
+        return False
+    width = cols + 2                             # runs keyed in (line, column) order, lines apart
+    run_at = np.repeat(np.arange(line.size), end - start)         # each open point's run, in flat order
+    # the runs of the row above that touch each run: a range of them, found by two binary searches
+    below = np.flatnonzero(line % rows > 0)
+    lo = np.searchsorted(line * width + end, (line[below] - 1) * width + start[below], "left")
+    hi = np.searchsorted(line * width + start, (line[below] - 1) * width + end[below], "right")
+    count = np.maximum(hi - lo, 0)
+    a = np.repeat(below, count)
+    b = np.repeat(lo, count) + np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    open_at = np.flatnonzero(lines.ravel())
+    sites = np.flatnonzero(via_open.ravel())
+    if sites.size and layers > 1:
+        # a via site joins the runs of its open points on every layer to that on the first layer open there
+        run_of = np.full(open_.size, -1)
+        run_of[open_at] = run_at
+        at = run_of[np.arange(layers)[:, None] * rows * cols + sites[None, :]]
+        first = np.broadcast_to(at[np.argmax(at >= 0, axis=0), np.arange(sites.size)], at.shape)
+        a, b = np.concatenate([a, at[at >= 0]]), np.concatenate([b, first[at >= 0]])
+    group = merge(np.arange(line.size), a, b)
+    src = run_at[np.searchsorted(open_at, np.flatnonzero((sources & open_).ravel()))]
+    tgt = run_at[np.searchsorted(open_at, np.flatnonzero((targets & open_).ravel()))]
+    return bool(np.isin(group[tgt], group[src]).any())
 
 
 def flags(values: np.ndarray) -> bytearray:

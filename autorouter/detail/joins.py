@@ -103,13 +103,14 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
     near = surroundings(board, rules, copper, a, margin, vias, size)
     walled = walls and surroundings(board, rules, walls[0], a, margin, walls[1], size)
     for width, (diameter, drill) in found_sizes:
+        edge = within_board(board, rules, a.grid, a.grid.area(), width / 2 + margin)    # the same on every layer
         open_ = np.stack([track_open(board, rules, a.grid, a.net, li, width, margin, near)
-                          for li in range(len(layers))])
+                          for li in range(len(layers))]) & edge
         via_open = (via_sites(board, rules, a.grid, a.net, diameter, drill, margin, vias, near) & open_.all(0))
         price = None
         if walled:
             shut = ~np.stack([track_open(board, rules, a.grid, a.net, li, width, margin, walled)
-                              for li in range(len(layers))])
+                              for li in range(len(layers))])          # within the edge: open_ says so already
             via_shut = ~via_sites(board, rules, a.grid, a.net, diameter, drill, margin, walls[1], walled)
             price = (CROSS_COST * (open_ & shut), CROSS_COST * len(layers) * (via_open & via_shut))
         for _ in range(VIA_RETRIES + 1):
@@ -163,7 +164,8 @@ def surroundings(board: Board, rules, copper: Copper, a: Apart, margin: float, v
 
 def track_open(board: Board, rules, grid: FineGrid, net: int, li: int, width: float, margin: float,
                near: Surroundings) -> np.ndarray:
-    """Where the centre line of a track of the net, this wide, may pass on layer li (rows x cols booleans)."""
+    """Where the centre line of a track of the net, this wide, may pass on layer li (rows x cols booleans), as far as
+    the copper, holes, mask openings and rule areas near it say: the board's edge is within_board's."""
     layer = board.copper_layers[li]
     area = grid.area()
     shapes, need = near.owed[li]
@@ -178,7 +180,7 @@ def track_open(board: Board, rules, grid: FineGrid, net: int, li: int, width: fl
         if k.no_tracks and layer in k.layers and k.outline.intersects(reach):
             shapes.append(k.outline)
             reaches.append(width / 2)
-    return grid.outside(shapes, reaches) & within_board(board, rules, grid, area, width / 2 + margin)
+    return grid.outside(shapes, reaches)
 
 
 def within_board(board: Board, rules, grid: FineGrid, area, half: float) -> np.ndarray:

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..board.connectivity import Joins
 from .congestion import NetRoute, Occupancy, in_sorted
 
 
@@ -80,17 +81,11 @@ def near_spots(conns: list, spots: np.ndarray, lat, reach_mm: float) -> np.ndarr
 def joined_to_root(conns: list, pins: int) -> set[int] | None:
     """The pins that these connections join to pin 0: each joins its pin to the pin it leaves from, or to the pin of
     the connection whose path it leaves from. None where a connection says neither."""
-    up = list(range(pins))
-
-    def root(p: int) -> int:
-        while up[p] != p:
-            up[p] = up[up[p]]
-            p = up[p]
-        return p
+    joins = Joins(pins)
     for c in conns:
         other = c.from_pin if c.from_pin >= 0 else (c.parent.pin if c.parent is not None else -1)
         if other < 0:
             return None
-        up[root(c.pin)] = root(other)
-    top = root(0)
-    return {p for p in range(pins) if root(p) == top}
+        joins.join(c.pin, other)
+    top = joins.root(0)
+    return {p for p in range(pins) if joins.root(p) == top}
