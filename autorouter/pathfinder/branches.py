@@ -5,7 +5,8 @@ that is a hundred searches, one after another, each iteration, to move the one o
 net; and the other branches, routed again against prices that changed, move too and meet new nets. So a net of
 many connections keeps the branches that meet no other net: only those near a conflict, and the branches that hang
 from them, are ripped up, and the pins they joined are joined again to what is left of the tree (the incremental
-reroute of high-fanout nets in VPR's router does the same).
+reroute of high-fanout nets in VPR's router does the same). Asked for by `partial_reroute_from`, off by default: on
+the corpus it joined more on the boards bound by time but lost boards that were complete (benchmarks/CORPUS.md).
 """
 from __future__ import annotations
 
