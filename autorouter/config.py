@@ -64,6 +64,9 @@ class RouterConfig:
     max_iterations: int = 100
     # PathFinder: give up sooner when this many iterations in a row did not lower the count of shared nodes.
     stall_iterations: int = 14
+    # PathFinder: once this many iterations in a row did not lower the count of shared nodes, a path's end also pays
+    # for the other nets' copper its pad stub's cover would hold (0: never).
+    stub_prices_after: int = 0
     # PathFinder: present-congestion factor of the first iteration, and its growth per iteration.
     pres_fac_initial: float = 0.5
     pres_fac_mult: float = 1.6
@@ -105,6 +108,7 @@ class RouterConfig:
             "portal_radius": (1 <= self.portal_radius <= 50, "1 .. 50"),
             "max_iterations": (1 <= self.max_iterations <= 10_000, "1 .. 10000"),
             "stall_iterations": (1 <= self.stall_iterations <= 10_000, "1 .. 10000"),
+            "stub_prices_after": (0 <= self.stub_prices_after <= 10_000, "0 .. 10000"),
             "pres_fac_initial": (0 <= self.pres_fac_initial <= 1e6, "0 .. 1e6"),
             "pres_fac_mult": (1 <= self.pres_fac_mult <= 100, "1 .. 100"),
             "pres_fac_max": (self.pres_fac_initial <= self.pres_fac_max <= 1e9, ">= pres_fac_initial, <= 1e9"),

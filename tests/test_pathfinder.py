@@ -568,3 +568,48 @@ def test_nets_routed_again_in_part_end_legal_and_whole(tmp_path):
     assert outcome.converged and outcome.context.kept_in_part > 0
     assert all(occ.conflicts(r) == 0 for r in outcome.routes.values())
     assert all(len(outcome.routes[t.net].connections) == t.connections for t in outcome.tasks)
+
+
+def test_a_portal_pays_for_the_copper_its_stub_would_cover():
+    """stub_prices: of two portals of a pad, the one whose stub runs over another net's track pays for each of its
+    nodes the stub's cover holds, at the present factor; the net's own copper there is free."""
+    from autorouter.lattice.portals import Portals
+    from autorouter.pathfinder.costs import stub_prices
+    from autorouter.search.constants import STEP
+    lat = make_lattice((0, 0, 10, 10), ["F.Cu"], 0.2)
+    occ = Occupancy(lat)
+    radii = class_radii(NARROW, RULES, 0.01)
+    other = NetRoute([Connection(lat.index(0, np.arange(20, 31), 25).astype(np.int64))])   # a track down x = 5
+    occ.footprint(other, lambda size: radii)
+    occ.add(other, +1)
+    pad = (5.0, 3.0)                                 # stubs from here: down to near the track's end, or left
+    nodes = np.array([lat.index(0, 18, 25), lat.index(0, 15, 21)], dtype=np.int64)
+    portals = Portals(nodes, np.array([0.4, 0.8]), np.array([pad, pad]), np.zeros(2, np.int64))
+    prices = stub_prices(occ, portals, radii, pres=2.0)
+    covered = occ.stub_cover(0, pad, (5.0, 3.6), radii.track_track, steps=True)
+    assert prices[0] == STEP * 2 * occ.centres[covered].sum() > 0 and prices[1] == 0
+    assert stub_prices(occ, portals, radii, pres=2.0, own=other).tolist() == [0, 0]
+
+
+@needs_corpus
+def test_stubs_that_pay_settle_two_pads_whose_stubs_cover_each_others_way_in(tmp_path):
+    """k7_tillitis_tk1: APP_ICE_SCK's and APP_ICE_MISO's stubs each cover the other's way in, and negotiation
+    stalls on them; with stubs priced once it stalls (stub_prices_after), it settles with every pin joined."""
+    from dataclasses import replace
+    from autorouter.board import load_board
+    from autorouter.board.rules import load_rules
+    from autorouter.config import RouterConfig
+    from autorouter.pathfinder import negotiate
+    from autorouter.pipeline import set_up
+    from autorouter.search.cpu import CpuEngine
+    from functools import partial
+    from autorouter.pathfinder.nets import neck_tasks
+    config = replace(RouterConfig(), stub_prices_after=7)
+    board = load_board(corpus_board("k7_tillitis_tk1", tmp_path))
+    rules = load_rules(board, config)
+    ready = set_up(board, rules, config)
+    neck = partial(neck_tasks, board=board, rules=rules, profiles=ready.profiles, lattice=ready.lattice,
+                   config=config)
+    outcome = negotiate(ready.tasks, ready.lattice, rules, CpuEngine(64), config, neck=neck)
+    assert outcome.converged
+    assert all(len(outcome.routes[t.net].connections) == t.connections for t in outcome.tasks)

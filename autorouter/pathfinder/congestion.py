@@ -170,6 +170,7 @@ class Occupancy:
         self.centres = np.zeros(lattice.size, np.int32)          # track nodes of routed nets, per node
         self.via_centres = np.zeros(lattice.plane, np.int32)     # vias of routed nets, per (row, col)
         self._stub_covers: dict[tuple, np.ndarray] = {}
+        self._pin_stubs: dict[tuple, tuple] = {}
         self._discs: dict[float, Disc] = {}
         # count changes, for copies elsewhere: of track and via (every add), of the history (every iteration)
         self.version = 0
@@ -182,6 +183,23 @@ class Occupancy:
         if radius not in self._discs:
             self._discs[radius] = Disc(disc_offsets(radius, self.lattice.pitch))
         return self._discs[radius]
+
+    def stub_covers(self, portals, radii) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The track and via covers of the stubs of every portal of a pin at these radii, as footprint makes them,
+        remembered: (track nodes, the portal of each, via sites, the portal of each)."""
+        key = (id(portals), radii.track_track, radii.track_via)
+        if key not in self._pin_stubs:
+            lat, track, sites = self.lattice, [], []
+            for k in range(portals.nodes.size):
+                layer, points = int(portals.nodes[k]) // lat.plane, portals.points(k, lat)
+                for a, b in zip(points, points[1:]):
+                    track.append((k, self.stub_cover(layer, a, b, radii.track_track, steps=True)))
+                    sites.append((k, self.stub_cover(None, a, b, radii.track_via)))
+            flat = [np.concatenate([c for _, c in part] or [np.zeros(0, np.int64)]) for part in (track, sites)]
+            owner = [np.concatenate([np.full(c.size, k) for k, c in part] or [np.zeros(0, np.int64)])
+                     for part in (track, sites)]
+            self._pin_stubs[key] = (portals, flat[0], owner[0], flat[1], owner[1])   # portals kept: its id stays its
+        return self._pin_stubs[key][1:]
 
     def stub_cover(self, layer, a, b, radius: float, steps: bool = False) -> np.ndarray:
         """near_segment, remembered: the same pad stubs come back every time their nets are rerouted."""

@@ -125,6 +125,23 @@ def near_own_vias(lattice, sites: np.ndarray, rows: slice, cols: slice, gap: flo
     return mask
 
 
+def stub_prices(occ, portals, radii, pres: float, own=None) -> np.ndarray:
+    """What ending at each portal costs for the other nets' copper its pad stub's cover would hold (their track
+    nodes and vias), at the present factor: what a path pays where it enters another net's cover. A path's nodes and
+    cover are priced alike both ways (equal radii), but a stub's cover is never searched: a net whose stub covers a
+    neighbour's way in pays nothing for it, and the neighbour, with no other way in, stays in conflict with it
+    (k7_tillitis_tk1's APP_ICE_SCK and APP_ICE_MISO). own: the net's route still in the occupancy, not counted."""
+    lat = occ.lattice
+    track, t_of, sites, s_of = occ.stub_covers(portals, radii)
+    held_t, held_v = occ.centres[track].astype(np.int64), occ.via_centres[sites].astype(np.int64)
+    if own is not None:
+        held_t -= in_sorted(own.nodes(), track)
+        held_v -= in_sorted(own.via_sites(lat), sites)
+    held = (np.bincount(t_of, held_t, minlength=portals.nodes.size)
+            + np.bincount(s_of, held_v, minlength=portals.nodes.size))
+    return np.minimum(np.rint(STEP * pres * held), COST_CAP).astype(np.int64)
+
+
 def stub_cost(length_mm: np.ndarray, pitch: float) -> np.ndarray:
     return np.rint(np.asarray(length_mm) / pitch * STEP).astype(np.int64)
 

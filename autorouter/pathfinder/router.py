@@ -22,7 +22,7 @@ from ..lattice.grid import in_window
 from ..search import BLOCKED, RoiRequest, SearchStopped
 from .branches import kept_branches
 from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii, in_sorted
-from .costs import CostSnapshot, node_penalty, stub_cost
+from .costs import CostSnapshot, node_penalty, stub_cost, stub_prices
 from .device_costs import prices_for
 from .nets import NetTask, mark_conflicts
 
@@ -59,6 +59,7 @@ class Context:
     launches: int = 0             # engine calls, and the ROIs they searched
     rois: int = 0
     kept_in_part: int = 0         # nets routed again only where they met others (branches.kept_branches)
+    price_stubs: bool = False     # whether a path's end pays for what its pad stub's cover holds (costs.stub_prices)
     should_stop: object = lambda: ""   # a reason to stop now (Ctrl-C, time limit), checked between searches
     roi_margin: dict = field(default_factory=dict)   # net -> ROI margin in mm, grown while the net stays in conflict
     radii: object = None              # size -> cover radii (ctx_radii)
@@ -211,6 +212,9 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             why = f"no progress in {since_best} iterations"
             break
         ctx.pres = min(ctx.pres * config.pres_fac_mult, config.pres_fac_max)
+        # a stall may be two pads' stubs each covering the other's way in: stubs pay once it lasts
+        ctx.price_stubs = ctx.price_stubs or bool(config.stub_prices_after
+                                                  and since_best >= config.stub_prices_after)
         reach = max(lattice.rows, lattice.cols) * lattice.pitch
         if config.roi_margin_max:
             reach = min(reach, max(config.roi_margin_max, config.roi_margin))
@@ -557,15 +561,20 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         src_refs = pin_refs[inside[first_pin:] - tree_size]          # of the pins' sources only
         src, src_cost, tree_size = src[inside], stub_cost(src_len[inside], lat.pitch), first_pin
         src_cost[tree_size:] += node_penalty(ctx.occ, src[tree_size:], ctx.pres, g.own)
+        if ctx.price_stubs:
+            src_cost[tree_size:] += source_stub_prices(g, src_refs, ctx)
         if ctx.wall:
             # a portal inside a wall is no way out either
             src_cost = np.where(ctx.occ.track[src] >= ctx.wall, BLOCKED, src_cost)
         shape = (len(lat.layers), rows.stop - rows.start, cols.stop - cols.start)
         fill = g.task.pins[j].fill
         fill = fill[lat.inside(fill, rows, cols)]       # the sink pin's fill, where the ROI reaches it
+        sink_cost = stub_cost(sink.length, lat.pitch)
+        if ctx.price_stubs:
+            sink_cost += stub_prices(ctx.occ, sink, ctx.radii(g.task.rules), ctx.pres, g.own)
         requests.append(RoiRequest(shape, costs, local_index([a[inside] for a in src_at], rows, cols),
                                    src_cost, to_local(lat, np.concatenate([sink.nodes, fill]), rows, cols),
-                                   np.concatenate([stub_cost(sink.length, lat.pitch), np.zeros(fill.size, np.int64)])))
+                                   np.concatenate([sink_cost, np.zeros(fill.size, np.int64)])))
         windows.append((rows, cols, shape))
         extras.append((src, src_cost, src_refs, tree_size))
     if not requests:
@@ -616,6 +625,18 @@ def search_step(ready: list[Growing], j: int, ctx: Context, full: bool) -> list[
         g.route.add(conn)
         g.joined.append(j)
     return misses
+
+
+def source_stub_prices(g: Growing, refs: np.ndarray, ctx: Context) -> np.ndarray:
+    """stub_prices of the joined pins' portals among the sources ((pin, portal) refs; a fill's, portal -1, has no
+    stub)."""
+    out = np.zeros(len(refs), np.int64)
+    radii = ctx.radii(g.task.rules)
+    for pin in np.unique(refs[:, 0]).tolist():
+        at = np.flatnonzero((refs[:, 0] == pin) & (refs[:, 1] >= 0))
+        if at.size:
+            out[at] = stub_prices(ctx.occ, g.task.pins[pin].portals, radii, ctx.pres, g.own)[refs[at, 1]]
+    return out
 
 
 def stub(lat, portals, k: int) -> Stub:
