@@ -189,17 +189,24 @@ class Occupancy:
         remembered: (track nodes, the portal of each, via sites, the portal of each)."""
         key = (id(portals), radii.track_track, radii.track_via)
         if key not in self._pin_stubs:
-            lat, track, sites = self.lattice, [], []
+            lat, found = self.lattice, []
             for k in range(portals.nodes.size):
-                layer, points = int(portals.nodes[k]) // lat.plane, portals.points(k, lat)
-                for a, b in zip(points, points[1:]):
-                    track.append((k, self.stub_cover(layer, a, b, radii.track_track, steps=True)))
-                    sites.append((k, self.stub_cover(None, a, b, radii.track_via)))
-            flat = [np.concatenate([c for _, c in part] or [np.zeros(0, np.int64)]) for part in (track, sites)]
-            owner = [np.concatenate([np.full(c.size, k) for k, c in part] or [np.zeros(0, np.int64)])
-                     for part in (track, sites)]
-            self._pin_stubs[key] = (portals, flat[0], owner[0], flat[1], owner[1])   # portals kept: its id stays its
+                found.append(self.stub_footprint(int(portals.nodes[k]) // lat.plane, portals.points(k, lat), radii))
+            covers, none = [], np.zeros(0, np.int64)
+            for part in (0, 1):                 # track, then via
+                pieces = [(k, c) for k, f in enumerate(found) for c in f[part]]
+                covers += [np.concatenate([c for _, c in pieces] + [none]),
+                           np.concatenate([np.full(c.size, k) for k, c in pieces] + [none])]
+            # the portals are kept with their covers, so that no other object takes their id while these are held
+            self._pin_stubs[key] = (portals, *covers)
         return self._pin_stubs[key][1:]
+
+    def stub_footprint(self, layer, points, radii) -> tuple[list, list]:
+        """The track and via covers of a pad stub, one per segment of its polyline, as a route's footprint holds
+        them."""
+        pairs = list(zip(points, points[1:]))
+        return ([self.stub_cover(layer, a, b, radii.track_track, steps=True) for a, b in pairs],
+                [self.stub_cover(None, a, b, radii.track_via) for a, b in pairs])
 
     def stub_cover(self, layer, a, b, radius: float, steps: bool = False) -> np.ndarray:
         """near_segment, remembered: the same pad stubs come back every time their nets are rerouted."""
@@ -224,10 +231,9 @@ class Occupancy:
             track.append(t)
             via.append(v)
             for stub in (s for c in conns for s in c.stubs):
-                for a, b in zip(stub.points, stub.points[1:]):
-                    track.append(self.stub_cover(stub.layer, a, b, r.track_track, steps=True))
-                    via.append(self.stub_cover(None, a, b, r.track_via))
-                track.append(stub.blocks)
+                t, v = self.stub_footprint(stub.layer, stub.points, r)
+                track += t + [stub.blocks]
+                via += v
         route.cover_track = union(track)
         route.cover_via = union(via)
 
