@@ -18,6 +18,7 @@ import numpy as np
 import shapely
 
 from ..board.geometry import grow_all
+from ..lattice.raster import ranges
 from ..mst import merge
 
 SLACK = math.sqrt(2) / 2          # in steps: the farthest a point of a diagonal step lies from both its ends
@@ -166,8 +167,7 @@ def reachable(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, targ
     lo = np.searchsorted(line * width + end, (line[below] - 1) * width + start[below], "left")
     hi = np.searchsorted(line * width + start, (line[below] - 1) * width + end[below], "right")
     count = np.maximum(hi - lo, 0)
-    a = np.repeat(below, count)
-    b = np.repeat(lo, count) + np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    a, b = np.repeat(below, count), ranges(lo, count)
     open_at = np.flatnonzero(lines.ravel())
     sites = np.flatnonzero(via_open.ravel())
     if sites.size and layers > 1:

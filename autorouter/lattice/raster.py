@@ -46,8 +46,13 @@ def window_nodes(r0, r1, c0, c1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     width = np.maximum(c1 - c0, 0)
     count = np.maximum(r1 - r0, 0) * width
     k = np.repeat(np.arange(len(count)), count)
-    offset = np.arange(k.size) - np.repeat(np.cumsum(count) - count, count)        # of the node in its window
+    offset = ranges(np.zeros(len(count), np.int64), count)                         # of the node in its window
     return k, r0[k] + offset // np.maximum(width[k], 1), c0[k] + offset % np.maximum(width[k], 1)
+
+
+def ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """start[k], start[k] + 1, ..., start[k] + count[k] - 1 for every k in turn, as one array (counts >= 0)."""
+    return np.repeat(start - np.cumsum(count) + count, count) + np.arange(count.sum())
 
 
 def claim(owner: np.ndarray, nodes: np.ndarray, who: np.ndarray) -> None:

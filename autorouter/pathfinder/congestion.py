@@ -25,6 +25,11 @@ class Radii:
     via_track: float
     via_via: float
 
+    @property
+    def reach(self) -> float:
+        """The farthest any of the covers reaches."""
+        return max(self.track_track, self.track_via, self.via_track, self.via_via)
+
 
 def class_radii(cls, rules, margin: float, classes=None) -> Radii:
     """The cover radii of a net of class `cls` among nets of `classes` (default: the rules' classes).

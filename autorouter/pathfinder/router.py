@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..lattice.grid import in_window
+from ..lattice.raster import ranges
 from ..search import BLOCKED, RoiRequest, SearchStopped
 from .branches import kept_branches
 from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii, in_sorted
@@ -138,7 +139,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             # (batch_overlap), each net's route stays in the occupancy for the others to see, not counted against
             # itself, until the batch is committed
             overlap, olds = config.batch_overlap, [routes.get(t.net) for t in batch]
-            seeds = [None if old is None else kept_branches(t, old, occ, reroute_reach(t, ctx),
+            seeds = [None if old is None else kept_branches(t, old, occ, ctx.radii(t.rules).reach,
                                                             config.partial_reroute_from)
                      for t, old in zip(batch, olds)]
             ctx.kept_in_part += sum(seed is not None for seed in seeds)
@@ -231,12 +232,6 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             on_progress({"stage": "repair", "nets": len(dropped)})
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
     return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds, ctx, tasks)
-
-
-def reroute_reach(task: NetTask, ctx: Context) -> float:
-    """How near a conflict (mm) a branch of a large net is ripped up: the farthest its cover reaches."""
-    r = ctx.radii(task.rules)
-    return max(r.track_track, r.track_via, r.via_track, r.via_via)
 
 
 def time_for_another(began: float, until: float | None) -> bool:
@@ -366,7 +361,7 @@ def conflict_partners(nets: list[int], routes: dict[int, NetRoute], occ) -> dict
     lo, hi = np.searchsorted(cover_key, on_key, "left"), np.searchsorted(cover_key, on_key, "right")
     count = hi - lo
     first = np.repeat(on_net, count)
-    second = cover_net[np.repeat(lo, count) + np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)]
+    second = cover_net[ranges(lo, count)]
     partners: dict[int, set[int]] = {}
     for a, b in zip(first.tolist(), second.tolist()):
         if a != b:
@@ -466,9 +461,8 @@ def reach_walls(task: NetTask, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     if not nodes.size:
         return nodes, nodes
     radii = ctx.radii(task.rules)
-    reach = max(radii.track_track, radii.track_via, radii.via_track, radii.via_via)
     _, node_rows, node_cols = lat.unravel(nodes)
-    rows, cols = roi_window(lat, node_rows, node_cols, margin + reach, False)
+    rows, cols = roi_window(lat, node_rows, node_cols, margin + radii.reach, False)
     centres, vias = (fixed.centres, fixed.vias) if fixed is not None else (occ.centres, occ.via_centres)
     layer, row, col = np.nonzero(centres.reshape(lat.shape)[:, rows, cols])   # only the window is scanned
     srow, scol = np.nonzero(vias.reshape(lat.rows, lat.cols)[rows, cols])
