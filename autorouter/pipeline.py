@@ -509,7 +509,9 @@ def settle(tasks, board, rules, profiles, lattice, engine, config, report, shoul
     t0 = time.monotonic()
     first = attempt(config.hist_fac)
     missing = short_of(first)
-    if not config.hist_fac_again or not missing or should_stop() or not time_for_another(t0, room_until):
+    # the same schedule again would negotiate the same routes (the first retry's history is hist_fac_again's)
+    if (not config.hist_fac_again or config.hist_fac_again == config.hist_fac or not missing or should_stop()
+            or not time_for_another(t0, room_until)):
         return first
     mark_conflicts(tasks, lattice)          # the first run's necks marked its tasks' portals against theirs
     report({"stage": "again", "missing": missing})

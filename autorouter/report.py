@@ -69,6 +69,9 @@ class Progress:
         elif stage == "again":
             self.bar.update(self.task, description="PathFinder, again", completed=0,
                             status=f"{event['missing']} connections short: negotiating anew")
+        elif stage == "retry":
+            self.bar.update(self.task, description=f"PathFinder, attempt {event['attempt']}", completed=0,
+                            status=f"{event['missing']} joins missing: routing again with other costs")
         elif stage in AFTER_NEGOTIATION:
             self.bar.update(self.task, description=stage, status=AFTER_NEGOTIATION[stage](event))
         elif stage == "check":      # the counts stay: the summary gives them

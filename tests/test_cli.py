@@ -106,3 +106,20 @@ def test_crlf_board_keeps_its_line_ends(tmp_path):
     before, after = src.read_bytes().decode(), out.read_bytes().decode()
     assert "\r\n" in before and after.count("\n") == after.count("\r\n")
     assert assert_only_routing_added(before, after) > 0
+
+
+def test_the_progress_bar_names_the_attempt_under_way():
+    # a retry starts negotiation over: the bar says so, rather than iteration counts that seem to jump back
+    from io import StringIO
+
+    from rich.console import Console
+
+    from autorouter.report import Progress
+    console = Console(file=StringIO(), width=160, force_terminal=True)
+    with Progress(console, 100, quiet=False) as progress:
+        progress.update({"stage": "iteration", "iteration": 40, "nets": 9, "nets_total": 10, "conflicted": 1,
+                         "shared": 3})
+        progress.update({"stage": "retry", "attempt": 2, "missing": 1})
+        task = progress.bar.tasks[0]
+        assert task.description == "PathFinder, attempt 2" and task.completed == 0
+        assert "1 joins missing" in task.fields["status"]

@@ -304,6 +304,8 @@ def test_the_second_negotiation_is_kept_only_when_it_joins_more(monkeypatch):
     joined[1.0] = 3                                  # a tie keeps the first
     assert settle(RouterConfig()) == ([0.4, 1.0], 3)
     assert settle(RouterConfig(hist_fac_again=0)) == ([0.4], 3)
+    joined[1.0] = 5
+    assert settle(RouterConfig(hist_fac=1.0)) == ([1.0], 5)     # the same schedule: no second run
     joined[0.4] = 6                                  # nothing missing: no second run
     assert settle(RouterConfig()) == ([0.4], 6)
     joined[0.4] = 3                                  # no time left for one as long as the first
