@@ -16,7 +16,7 @@ from autorouter.check.drc import check
 from autorouter.check.kicad import kicad_verdict
 from autorouter.config import load_config
 from autorouter.detail import detail_join
-from autorouter.detail.grid import cheapest_path, runs
+from autorouter.detail.grid import FineGrid, cheapest_path, runs
 from autorouter.writeback.writer import with_items
 from autorouter.zones import predict
 from autorouter.zones.fill import Copper
@@ -91,6 +91,28 @@ def test_reachable_says_what_the_search_finds(monkeypatch, seed):
         monkeypatch.setattr(grid, "reachable", lambda *args: True)
         assert answer == (grid.cheapest_path(open_, via_open, *ends, 3.0, (0, 0)) is not None)
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_scanline_fill_covers_the_points_shapely_finds_in_the_shapes(seed):
+    # discs, grown boxes, rings with holes and shapes past the window's edge, at random (in general position: a point
+    # exactly on a shape's top edge may count as outside, which the exact checks of the tracks make up for)
+    rng = np.random.default_rng(seed)
+    grid = FineGrid.over((rng.uniform(-1, 1), rng.uniform(-1, 1), 6.0, 5.0), rng.uniform(0.02, 0.1))
+    shapes = []
+    for _ in range(rng.integers(0, 30)):
+        x, y = rng.uniform(-1, 7, 2)
+        kind = rng.integers(3)
+        if kind == 0:
+            shapes.append(shapely.Point(x, y).buffer(rng.uniform(0.01, 1.0), quad_segs=int(rng.integers(1, 9))))
+        elif kind == 1:
+            shapes.append(shapely.box(x, y, x + rng.uniform(0, 2), y + rng.uniform(0, 2)).buffer(rng.uniform(0, 0.3)))
+        else:
+            r = rng.uniform(0.2, 1.5)
+            shapes.append(shapely.Point(x, y).buffer(r).difference(shapely.Point(x, y).buffer(r * rng.uniform(0.2, 0.9))))
+    x, y = grid.xy
+    expected = shapely.intersects_xy(shapely.union_all(shapes), x, y) if shapes else np.zeros(x.shape, bool)
+    assert np.array_equal(grid.covered(shapes), expected)
 
 
 def test_a_via_joins_two_layers_where_one_is_walled(tmp_path):

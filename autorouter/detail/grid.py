@@ -60,14 +60,59 @@ class FineGrid:
         """Where the points lie farther than reach[i] + SLACK steps from every shapes[i] (boolean rows x cols)."""
         if not shapes:
             return np.ones((self.rows, self.cols), bool)
-        grown = grow_all(shapes, np.asarray(reach) + SLACK * self.step)
-        x, y = self.xy
-        return ~shapely.intersects_xy(shapely.union_all(grown), x, y)
+        return ~self.covered(grow_all(shapes, np.asarray(reach) + SLACK * self.step))
 
     def inside(self, shape) -> np.ndarray:
         """Where the points lie in the shape (boolean rows x cols)."""
-        x, y = self.xy
-        return shapely.intersects_xy(shape, x, y)
+        return self.covered([shape])
+
+    def covered(self, shapes) -> np.ndarray:
+        """Where the points lie in or on one of the polygons (boolean rows x cols), by a scanline fill: each row's
+        crossings of every polygon's rings, paired in order along the row. Testing every point against the union of
+        the polygons (shapely's union_all and intersects_xy) gave the same points in 3.5 times as long (400 masks of
+        a c4_dxwifi_ar9271 detail stage, 39 million points), the detail stage's largest cost."""
+        parts = shapely.get_parts(np.asarray(shapes, dtype=object))
+        parts = parts[shapely.get_type_id(parts) == shapely.GeometryType.POLYGON]
+        rings, polygon = shapely.get_rings(parts, return_index=True)
+        xy, ring = shapely.get_coordinates(rings, return_index=True)
+        edge = ring[1:] == ring[:-1]                   # consecutive points of one ring
+        (x1, y1), (x2, y2) = xy[:-1][edge].T, xy[1:][edge].T
+        # the rows each edge crosses, half-open in y (a row through a vertex counts one of its two edges)
+        r0 = np.clip(first_index(np.minimum(y1, y2), self.y0, self.step), 0, self.rows)
+        r1 = np.clip(first_index(np.maximum(y1, y2), self.y0, self.step), 0, self.rows)
+        count = np.maximum(r1 - r0, 0)
+        e = np.repeat(np.arange(count.size), count)
+        row = ranges(r0, count)
+        y = self.y0 + row * self.step
+        x = x1[e] + (y - y1[e]) * (x2[e] - x1[e]) / (y2[e] - y1[e])
+        # a polygon's crossings of one row, in order, pair up as the spans inside it (holes included)
+        order = np.lexsort((x, row, polygon[ring[:-1][edge]][e]))
+        x, row = x[order], row[order][0::2]
+        # and the boundary the half-open rows leave out, which a row can hold exactly (a pad's top edge): the points
+        # on a level edge, and the vertices
+        level = y1 == y2
+        on_y = np.concatenate([y1[level], xy[:, 1]])
+        on_row = first_index(on_y, self.y0, self.step)
+        on = (on_row >= 0) & (on_row < self.rows) & (self.y0 + on_row * self.step == on_y)
+        low = np.concatenate([np.minimum(x1, x2)[level], xy[:, 0]])[on]
+        high = np.concatenate([np.maximum(x1, x2)[level], xy[:, 0]])[on]
+        row = np.concatenate([row, on_row[on]])
+        start = np.clip(first_index(np.concatenate([x[0::2], low]), self.x0, self.step), 0, self.cols)
+        stop = np.clip(first_index(np.concatenate([x[1::2], high]), self.x0, self.step, past=True), 0, self.cols)
+        spans = np.zeros((self.rows, self.cols + 1), np.int32)
+        np.add.at(spans, (row, start), 1)
+        np.add.at(spans, (row, np.maximum(stop, start)), -1)
+        return np.cumsum(spans[:, :-1], axis=1) > 0
+
+
+def first_index(v: np.ndarray, origin: float, step: float, past: bool = False) -> np.ndarray:
+    """The first k with origin + k * step >= v (> v where past), for each v, with the points' coordinates computed
+    as FineGrid.xy computes them: the division alone can put a point on the line on either side of it."""
+    k = np.floor((v - origin) / step) + 1 if past else np.ceil((v - origin) / step)
+    beyond = (lambda p: p > v) if past else (lambda p: p >= v)
+    k += ~beyond(origin + k * step)
+    k -= beyond(origin + (k - 1) * step)
+    return k.astype(np.int64)
 
 
 def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, targets: np.ndarray, via_cost: float,
