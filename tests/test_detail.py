@@ -115,6 +115,16 @@ def test_the_scanline_fill_covers_the_points_shapely_finds_in_the_shapes(seed):
     assert np.array_equal(grid.covered(shapes), expected)
 
 
+def test_the_scanline_fill_covers_the_points_on_a_shapes_edges_and_corners():
+    # a pad's box can lie on the grid's lines (the window is laid from pad coordinates): its edges and corners are
+    # covered, as shapely's intersects says, top edge included
+    grid = FineGrid.over((0.0, 0.0, 2.0, 2.0), 0.025)
+    x, y = grid.xy
+    shapes = [shapely.box(*grid.point(10, 12), *grid.point(30, 40)),
+              shapely.Polygon([grid.point(50, 50), grid.point(60, 40), grid.point(70, 50), grid.point(60, 60)])]
+    assert np.array_equal(grid.covered(shapes), shapely.intersects_xy(shapely.union_all(shapes), x, y))
+
+
 def test_a_via_joins_two_layers_where_one_is_walled(tmp_path):
     open_ = np.ones((2, 5, 9), bool)
     open_[0, :, 4] = False                        # F.Cu walled across: the way drops to B.Cu and back
