@@ -95,8 +95,7 @@ def test_reachable_says_what_the_search_finds(monkeypatch, seed):
 
 @pytest.mark.parametrize("seed", range(40))
 def test_the_scanline_fill_covers_the_points_shapely_finds_in_the_shapes(seed):
-    # discs, grown boxes, rings with holes and shapes past the window's edge, at random (in general position: a point
-    # exactly on a shape's top edge may count as outside, which the exact checks of the tracks make up for)
+    # discs, grown boxes, rings with holes and shapes past the window's edge, at random
     rng = np.random.default_rng(seed)
     grid = FineGrid.over((rng.uniform(-1, 1), rng.uniform(-1, 1), 6.0, 5.0), rng.uniform(0.02, 0.1))
     shapes = []
