@@ -85,23 +85,26 @@ class FineGrid:
         row = ranges(r0, count)
         y = self.y0 + row * self.step
         x = x1[e] + (y - y1[e]) * (x2[e] - x1[e]) / (y2[e] - y1[e])
-        # a polygon's crossings of one row, in order, pair up as the spans inside it (holes included)
+        # a polygon's crossings of one row (an even number: its rings are closed), in order, pair up as the spans
+        # inside it, holes left out
         order = np.lexsort((x, row, polygon[ring[:-1][edge]][e]))
-        x, row = x[order], row[order][0::2]
+        x, row = x[order], row[order]
+        span_row, low, high = row[0::2], x[0::2], x[1::2]
         # and the boundary the half-open rows leave out, which a row can hold exactly (a pad's top edge): the points
         # on a level edge, and the vertices
         level = y1 == y2
         on_y = np.concatenate([y1[level], xy[:, 1]])
         on_row = first_index(on_y, self.y0, self.step)
         on = (on_row >= 0) & (on_row < self.rows) & (self.y0 + on_row * self.step == on_y)
-        low = np.concatenate([np.minimum(x1, x2)[level], xy[:, 0]])[on]
-        high = np.concatenate([np.maximum(x1, x2)[level], xy[:, 0]])[on]
-        row = np.concatenate([row, on_row[on]])
-        start = np.clip(first_index(np.concatenate([x[0::2], low]), self.x0, self.step), 0, self.cols)
-        stop = np.clip(first_index(np.concatenate([x[1::2], high]), self.x0, self.step, past=True), 0, self.cols)
+        on_low = np.concatenate([np.minimum(x1, x2)[level], xy[:, 0]])
+        on_high = np.concatenate([np.maximum(x1, x2)[level], xy[:, 0]])
+        span_row = np.concatenate([span_row, on_row[on]])
+        low, high = np.concatenate([low, on_low[on]]), np.concatenate([high, on_high[on]])
+        start = np.clip(first_index(low, self.x0, self.step), 0, self.cols)
+        stop = np.clip(first_index(high, self.x0, self.step, past=True), 0, self.cols)
         spans = np.zeros((self.rows, self.cols + 1), np.int32)
-        np.add.at(spans, (row, start), 1)
-        np.add.at(spans, (row, np.maximum(stop, start)), -1)
+        np.add.at(spans, (span_row, start), 1)
+        np.add.at(spans, (span_row, np.maximum(stop, start)), -1)
         return np.cumsum(spans[:, :-1], axis=1) > 0
 
 
