@@ -152,3 +152,37 @@ def filled_or_stroked(poly_points, width: float, filled: bool) -> BaseGeometry:
     if filled and len(poly_points) >= 3:
         body = shapely.union(body, Polygon(poly_points).buffer(0))
     return body
+
+
+def ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """start[k], start[k] + 1, ..., start[k] + count[k] - 1 for every k in turn, as one array (counts >= 0)."""
+    return np.repeat(start - np.cumsum(count) + count, count) + np.arange(count.sum())
+
+
+def first_index(v: np.ndarray, origin: float, step: float, past: bool = False) -> np.ndarray:
+    """The first k with origin + k * step >= v (> v where past), for each v, with the lines' coordinates computed as
+    origin + k * step: the division alone can put a value on a line on either side of it."""
+    k = np.floor((v - origin) / step) + 1 if past else np.ceil((v - origin) / step)
+    beyond = (lambda p: p > v) if past else (lambda p: p >= v)
+    k += ~beyond(origin + k * step)
+    k -= beyond(origin + (k - 1) * step)
+    return k.astype(np.int64)
+
+
+def row_crossings(polygons, y0: float, step: float, rows: int):
+    """Where the polygons' rings cross the lines y = y0 + r * step, 0 <= r < rows, as a scanline fill meets them:
+    (line r, x, +1 where the edge runs up and -1 where down, the polygon) of each crossing. An edge counts on the
+    lines from its lower end up to, not including, its upper end, so that a line through a vertex meets one of its two
+    edges; level edges meet none. Also the rings' (edges, points): (x1, y1, x2, y2) and (x, y) arrays."""
+    rings, polygon = shapely.get_rings(np.asarray(polygons, dtype=object), return_index=True)
+    xy, ring = shapely.get_coordinates(rings, return_index=True)
+    edge = ring[1:] == ring[:-1]                   # consecutive points of one ring
+    (x1, y1), (x2, y2) = xy[:-1][edge].T, xy[1:][edge].T
+    r0 = np.clip(first_index(np.minimum(y1, y2), y0, step), 0, rows)
+    r1 = np.clip(first_index(np.maximum(y1, y2), y0, step), 0, rows)
+    count = np.maximum(r1 - r0, 0)
+    e = np.repeat(np.arange(count.size), count)
+    row = ranges(r0, count)
+    y = y0 + row * step
+    x = x1[e] + (y - y1[e]) * (x2[e] - x1[e]) / (y2[e] - y1[e])
+    return row, x, np.where(y2[e] > y1[e], 1, -1), polygon[ring[:-1][edge]][e], (x1, y1, x2, y2), xy

@@ -17,8 +17,7 @@ from functools import cached_property
 import numpy as np
 import shapely
 
-from ..board.geometry import grow_all
-from ..lattice.raster import ranges
+from ..board.geometry import first_index, grow_all, ranges, row_crossings
 from ..mst import merge
 
 SLACK = math.sqrt(2) / 2          # in steps: the farthest a point of a diagonal step lies from both its ends
@@ -73,21 +72,10 @@ class FineGrid:
         a c4_dxwifi_ar9271 detail stage, 39 million points), the detail stage's largest cost."""
         parts = shapely.get_parts(np.asarray(shapes, dtype=object))
         parts = parts[shapely.get_type_id(parts) == shapely.GeometryType.POLYGON]
-        rings, polygon = shapely.get_rings(parts, return_index=True)
-        xy, ring = shapely.get_coordinates(rings, return_index=True)
-        edge = ring[1:] == ring[:-1]                   # consecutive points of one ring
-        (x1, y1), (x2, y2) = xy[:-1][edge].T, xy[1:][edge].T
-        # the rows each edge crosses, half-open in y (a row through a vertex counts one of its two edges)
-        r0 = np.clip(first_index(np.minimum(y1, y2), self.y0, self.step), 0, self.rows)
-        r1 = np.clip(first_index(np.maximum(y1, y2), self.y0, self.step), 0, self.rows)
-        count = np.maximum(r1 - r0, 0)
-        e = np.repeat(np.arange(count.size), count)
-        row = ranges(r0, count)
-        y = self.y0 + row * self.step
-        x = x1[e] + (y - y1[e]) * (x2[e] - x1[e]) / (y2[e] - y1[e])
+        row, x, _, polygon, (x1, y1, x2, y2), xy = row_crossings(parts, self.y0, self.step, self.rows)
         # a polygon's crossings of one row (an even number: its rings are closed), in order, pair up as the spans
         # inside it, holes left out
-        order = np.lexsort((x, row, polygon[ring[:-1][edge]][e]))
+        order = np.lexsort((x, row, polygon))
         x, row = x[order], row[order]
         span_row, low, high = row[0::2], x[0::2], x[1::2]
         # and the boundary the half-open rows leave out, which a row can hold exactly (a pad's top edge): the points
@@ -106,16 +94,6 @@ class FineGrid:
         np.add.at(spans, (span_row, start), 1)
         np.add.at(spans, (span_row, np.maximum(stop, start)), -1)
         return np.cumsum(spans[:, :-1], axis=1) > 0
-
-
-def first_index(v: np.ndarray, origin: float, step: float, past: bool = False) -> np.ndarray:
-    """The first k with origin + k * step >= v (> v where past), for each v, with the points' coordinates computed
-    as FineGrid.xy computes them: the division alone can put a point on the line on either side of it."""
-    k = np.floor((v - origin) / step) + 1 if past else np.ceil((v - origin) / step)
-    beyond = (lambda p: p > v) if past else (lambda p: p >= v)
-    k += ~beyond(origin + k * step)
-    k -= beyond(origin + (k - 1) * step)
-    return k.astype(np.int64)
 
 
 def cheapest_path(open_: np.ndarray, via_open: np.ndarray, sources: np.ndarray, targets: np.ndarray, via_cost: float,

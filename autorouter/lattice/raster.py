@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import shapely
 
+from ..board.geometry import ranges
 from .grid import STEPS, Lattice
 
 FREE, HARD = -1, -2
@@ -48,11 +49,6 @@ def window_nodes(r0, r1, c0, c1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     k = np.repeat(np.arange(len(count)), count)
     offset = ranges(np.zeros(len(count), np.int64), count)                         # of the node in its window
     return k, r0[k] + offset // np.maximum(width[k], 1), c0[k] + offset % np.maximum(width[k], 1)
-
-
-def ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """start[k], start[k] + 1, ..., start[k] + count[k] - 1 for every k in turn, as one array (counts >= 0)."""
-    return np.repeat(start - np.cumsum(count) + count, count) + np.arange(count.sum())
 
 
 def claim(owner: np.ndarray, nodes: np.ndarray, who: np.ndarray) -> None:

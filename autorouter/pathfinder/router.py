@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..board.geometry import ranges
 from ..lattice.grid import in_window
-from ..lattice.raster import ranges
 from ..search import BLOCKED, RoiRequest, SearchStopped
 from .branches import kept_branches
 from .congestion import Connection, NetRoute, Occupancy, Stub, class_radii, in_sorted

@@ -10,6 +10,7 @@ import zlib
 import numpy as np
 import shapely
 
+from ..board.geometry import row_crossings
 from .scene import AIRWIRE, BACKGROUND, COPPER_OPACITY, EDGE, FAINT_OPACITY, HOLE, THROUGH_PAD, VIA, Scene, polygons
 
 SUPERSAMPLE = 2
@@ -24,31 +25,17 @@ class Canvas:
         self.w = width * SUPERSAMPLE
         self.h = max(1, int(round(view_h * self.scale)))
 
-    def pixels(self, xy: np.ndarray) -> np.ndarray:
-        return (xy - (self.x0, self.y0)) * self.scale
-
     def coverage(self, shapes) -> np.ndarray:
         """A boolean mask of the pixels whose centres lie inside any of the shapes."""
         polys = polygons(shapes)
         mask = np.zeros((self.h, self.w + 1), dtype=np.int32)
         if not polys:
             return mask[:, :-1] != 0
-        rings = shapely.get_rings(np.asarray(polys, dtype=object))
-        coords, ring = shapely.get_coordinates(rings, return_index=True)
-        xy = self.pixels(coords)
-        same = ring[1:] == ring[:-1]                       # consecutive points of one ring make an edge
-        a, b = xy[:-1][same], xy[1:][same]
-        # rows whose centre (r + 0.5) lies in [min y, max y) of each edge
-        lo = np.ceil(np.minimum(a[:, 1], b[:, 1]) - 0.5).astype(np.int64)
-        hi = np.ceil(np.maximum(a[:, 1], b[:, 1]) - 0.5).astype(np.int64)
-        lo, hi = np.clip(lo, 0, self.h), np.clip(hi, 0, self.h)
-        count = hi - lo
-        edge = np.repeat(np.arange(len(a)), count)
-        row = lo[edge] + np.arange(edge.size) - np.repeat(np.cumsum(count) - count, count)
-        ya, yb, xa, xb = a[edge, 1], b[edge, 1], a[edge, 0], b[edge, 0]
-        x = xa + (row + 0.5 - ya) * (xb - xa) / (yb - ya)
+        # in pixels, whose centres lie half a pixel past each integer
+        origin = (self.x0, self.y0)
+        in_pixels = shapely.transform(np.asarray(polys, dtype=object), lambda xy: (xy - origin) * self.scale)
+        row, x, winding, _, _, _ = row_crossings(in_pixels, 0.5, 1.0, self.h)
         col = np.clip(np.ceil(x - 0.5).astype(np.int64), 0, self.w)
-        winding = np.where(yb > ya, 1, -1)
         flat = np.bincount(row * (self.w + 1) + col, weights=winding, minlength=self.h * (self.w + 1))
         return np.cumsum(flat.reshape(self.h, self.w + 1), axis=1)[:, :-1] != 0
 
