@@ -548,22 +548,31 @@ def test_a_large_net_keeps_the_branches_that_meet_no_one():
     assert kept_branches(task, comb, occ, 0.5, least=2) is None       # nothing in conflict: routed whole
 
 
-@needs_corpus
-def test_nets_routed_again_in_part_end_legal_and_whole(tmp_path):
-    """partial_reroute_from: the nets in conflict keep their branches that meet no one; negotiation still ends
-    with every pin joined and nothing shared, on a real two-layer board."""
+def negotiated(name: str, folder, neck: bool = False, **settings):
+    """A corpus board's negotiation on the CPU with these settings (and the pipeline's neck, where asked)."""
     from dataclasses import replace
+    from functools import partial
     from autorouter.board import load_board
     from autorouter.board.rules import load_rules
     from autorouter.config import RouterConfig
     from autorouter.pathfinder import negotiate
+    from autorouter.pathfinder.nets import neck_tasks
     from autorouter.pipeline import set_up
     from autorouter.search.cpu import CpuEngine
-    config = replace(RouterConfig(), partial_reroute_from=2)
-    board = load_board(corpus_board("c2_teres_io", tmp_path))
+    config = replace(RouterConfig(), **settings)
+    board = load_board(corpus_board(name, folder))
     rules = load_rules(board, config)
     ready = set_up(board, rules, config)
-    outcome = negotiate(ready.tasks, ready.lattice, rules, CpuEngine(64), config)
+    narrower = partial(neck_tasks, board=board, rules=rules, profiles=ready.profiles, lattice=ready.lattice,
+                       config=config) if neck else None
+    return negotiate(ready.tasks, ready.lattice, rules, CpuEngine(64), config, neck=narrower)
+
+
+@needs_corpus
+def test_nets_routed_again_in_part_end_legal_and_whole(tmp_path):
+    """partial_reroute_from: the nets in conflict keep their branches that meet no one; negotiation still ends
+    with every pin joined and nothing shared, on a real two-layer board."""
+    outcome = negotiated("c2_teres_io", tmp_path, partial_reroute_from=2)
     occ = outcome.context.occ
     assert outcome.converged and outcome.context.kept_in_part > 0
     assert all(occ.conflicts(r) == 0 for r in outcome.routes.values())
@@ -595,21 +604,6 @@ def test_a_portal_pays_for_the_copper_its_stub_would_cover():
 def test_stubs_that_pay_settle_two_pads_whose_stubs_cover_each_others_way_in(tmp_path):
     """k7_tillitis_tk1: APP_ICE_SCK's and APP_ICE_MISO's stubs each cover the other's way in, and negotiation
     stalls on them; with stubs priced once it stalls (stub_prices_after), it settles with every pin joined."""
-    from dataclasses import replace
-    from autorouter.board import load_board
-    from autorouter.board.rules import load_rules
-    from autorouter.config import RouterConfig
-    from autorouter.pathfinder import negotiate
-    from autorouter.pipeline import set_up
-    from autorouter.search.cpu import CpuEngine
-    from functools import partial
-    from autorouter.pathfinder.nets import neck_tasks
-    config = replace(RouterConfig(), stub_prices_after=7)
-    board = load_board(corpus_board("k7_tillitis_tk1", tmp_path))
-    rules = load_rules(board, config)
-    ready = set_up(board, rules, config)
-    neck = partial(neck_tasks, board=board, rules=rules, profiles=ready.profiles, lattice=ready.lattice,
-                   config=config)
-    outcome = negotiate(ready.tasks, ready.lattice, rules, CpuEngine(64), config, neck=neck)
+    outcome = negotiated("k7_tillitis_tk1", tmp_path, neck=True, stub_prices_after=7)
     assert outcome.converged
     assert all(len(outcome.routes[t.net].connections) == t.connections for t in outcome.tasks)
