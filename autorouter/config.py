@@ -19,6 +19,11 @@ class RouterConfig:
     # Lattice pitch in mm; 0 picks it from the design rules (half the sum of the narrowest track and the largest
     # clearance).
     pitch: float = 0.0
+    # Lay the automatic lattice on the axes of the pins of the board's finest row of pads (a 0.4-0.5 mm QFN or
+    # connector), its pitch made to divide theirs, where a track leaving a pin straight needs a line in a band
+    # narrower than the pitch. Off for the first attempt: it is the first retry where joins are missing
+    # (benchmarks/CORPUS.md, 2026-11-29).
+    pin_lattice: bool = False
     # Upper bound on lattice nodes (layers x rows x cols); the automatic pitch grows until the lattice fits.
     max_lattice_nodes: int = 6_000_000
     # Smallest automatic pitch in mm (finer costs time without helping on the boards we know).
@@ -79,7 +84,7 @@ class RouterConfig:
     hist_fac_again: float = 1.0
     # Where joins are still missing once finished and the time limit allows, routing starts over up to this many
     # times, each with other costs (pipeline.RETRIES), and the attempt that joins the most is kept (0: never).
-    retries: int = 7
+    retries: int = 8
     # Stop routing after this many seconds and write the best result (0: no limit).
     time_limit: float = 0.0
     # Search engine: auto (GPU when CuPy and a device are present), cpu or gpu.

@@ -18,7 +18,7 @@ from .board.rules import DesignRules
 from .config import RouterConfig
 from .detail import join_apart
 from .lattice import build_obstacles, choose_pitch, make_lattice
-from .lattice.align import aligned_pitch, ball_grid
+from .lattice.align import MAX_ROW_REFINE, aligned_pitch, ball_grid, pin_row
 from .lattice.grid import Lattice
 from .lattice.portals import crossings, track_index
 from .lattice.raster import nodes_inside
@@ -130,7 +130,8 @@ def auto_pitch(rules: DesignRules, config: RouterConfig) -> float:
 def board_lattice(board: Board, rules: DesignRules, config: RouterConfig) -> Lattice:
     """The lattice routing uses: at config.pitch; or at the automatic pitch, made to divide the pitch of the board's
     largest ball grid with lines through the channels between its balls (lattice.align) where the narrowest track
-    the board allows needs them to pass, unless the lattice must grow coarser to fit."""
+    the board allows needs them to pass, else (config.pin_lattice) the pitch of its finest row of pins with lines on
+    their axes where a track needs them to leave a pin straight; unless the lattice must grow coarser to fit."""
     bounds, layers = board.outline.bounds, board.copper_layers
     if config.pitch:
         return make_lattice(bounds, layers, config.pitch)
@@ -139,9 +140,16 @@ def board_lattice(board: Board, rules: DesignRules, config: RouterConfig) -> Lat
     thinnest = min(w for w in (*(c.track_width for c in rules.classes.values()), rules.min_track_width,
                                rules.small_track) if w > 0)
     if grid is not None and grid.needs_lines(thinnest, rules.max_clearance, pitch):
-        aligned = aligned_pitch(pitch, grid)
+        aligned = aligned_pitch(pitch, grid.pitch)
         if aligned and choose_pitch(bounds, len(layers), aligned, config) == aligned:
             return make_lattice(bounds, layers, aligned, (grid.x, grid.y))
+    row = pin_row(board.pads) if config.pin_lattice else None
+    # the narrowest class's clearance: a fine row's pins are mostly signals (a power pin's wider one only makes its
+    # band narrower still)
+    if row is not None and row.needs_lines(thinnest, min(c.clearance for c in rules.classes.values()), pitch):
+        aligned = aligned_pitch(pitch, row.pitch, MAX_ROW_REFINE)
+        if aligned and choose_pitch(bounds, len(layers), aligned, config) == aligned:
+            return make_lattice(bounds, layers, aligned, (row.x, row.y))
     return make_lattice(bounds, layers, choose_pitch(bounds, len(layers), pitch, config))
 
 
@@ -169,16 +177,20 @@ MEND_ROUNDS = 2
 THROUGH_DEPTH = 1
 
 # Where joins are still missing once finished, routing starts over with the next of these changes to the settings
-# (a number: a factor on the config field; a string: its value; best_attempt). Which costs settle a congested board
+# (a number: a factor on the config field; a string or a switch: its value; best_attempt). Which costs settle a congested board
 # differs from board to board, and none settles every board (benchmarks/CORPUS.md, 2026-11-26 evening: on seven boards
 # left one to six joins short, cheaper vias with more history joined libresolar and framework_mcu, a slower
 # present-cost growth gave icepi's and dxwifi's best, cheaper vias still esp32c5's; a lattice of three quarters the
 # pitch joined usb_tester, whose USB-C escapes then fit between its lines). First the change that joined the most;
 # then the nets' own class sizes on the lattice they ask for (kit-dev's negotiation, which compact sizes leave one
 # join short, settles in a minute so; first, it cost framework_mcu the retry that joins it within --time-limit 300:
-# 2026-11-27 dusk); last the change that costs the most.
-RETRIES = ({"via_cost": 0.5, "hist_fac": 2.5}, {"sizes": "class"}, {"pres_fac_mult": 1.25}, {"via_cost": 0.25},
-           {"wrong_way_cost": 2 / 3}, {"via_cost": 0.5}, {"pitch": 0.75})
+# 2026-11-27 dusk); last the change that costs the most. Before them all, where the board has a row of pins whose
+# straight escapes need lines the first lattice may not have, the lattice laid on their axes (pin_lattice): it
+# routed usb_tester whole in one attempt of 11 iterations, where its own lattice took eight attempts; made the first
+# attempt, it also gave dxwifi one join more but starved two reliefs of teres_keyboard that were fed before
+# (2026-11-29), so it is a retry: a board that routes whole on its own lattice never meets it.
+RETRIES = ({"pin_lattice": True}, {"via_cost": 0.5, "hist_fac": 2.5}, {"sizes": "class"}, {"pres_fac_mult": 1.25},
+           {"via_cost": 0.25}, {"wrong_way_cost": 2 / 3}, {"via_cost": 0.5}, {"pitch": 0.75})
 
 
 class Joined(NamedTuple):
@@ -531,12 +543,12 @@ def short_of(outcome) -> int:
 def attempts(config: RouterConfig, pitch: float):
     """The settings of each attempt at routing the board: the user's, then each of RETRIES applied to them (a
     "pitch" factor to the pitch of the first attempt's lattice). Sizes the user chose are kept: the retry at the
-    classes' own sizes only replaces the default, compact."""
+    classes' own sizes only replaces the default, compact; so is the pins' lattice, where asked for."""
     yield config
     for change in RETRIES[:config.retries]:
-        if "sizes" in change and config.sizes != "compact":
+        if ("sizes" in change and config.sizes != "compact") or ("pin_lattice" in change and config.pin_lattice):
             continue
-        yield replace(config, **{key: value if isinstance(value, str) else
+        yield replace(config, **{key: value if isinstance(value, (str, bool)) else
                                  round((pitch if key == "pitch" else getattr(config, key)) * value, 6)
                                  for key, value in change.items()})
 
@@ -556,15 +568,22 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
     attempt that misses the fewest joins, then starves the fewest thermal reliefs (the first of equals); adds the
     seconds of its stages to timings."""
     scope, done, changes, longest = ready.scope, [], [], 0.0    # changes: each attempt's to the settings, said
-    for variant in attempts(config, ready.lattice.pitch):
+    first, on_pins = ready, False
+    for variant in attempts(config, first.lattice.pitch):
         t_start = time.monotonic()
+        if on_pins:                                     # the next retries are made on the first attempt's lattice
+            ready, on_pins = first, False
         if done:
             missing = min(missing_joins(a.finished.groups, scope) for a in done)
             if not missing or should_stop() or (config.time_limit and
                                                 t_start + longest > started + ROOM_SHARE * config.time_limit):
                 break
+            if variant.pin_lattice != config.pin_lattice and board_lattice(board, rules, variant) == first.lattice:
+                continue                                # no row of pins asks for other lines: nothing new to try
             report({"stage": "retry", "attempt": len(done) + 1, "missing": missing})
-            if (variant.pitch, variant.sizes) != (config.pitch, config.sizes):     # another lattice: set up again
+            if variant.pin_lattice != config.pin_lattice:      # the pins' lattice, for this attempt alone
+                ready, on_pins = set_up(board, rules, variant, nets, report, like=ready), True
+            elif (variant.pitch, variant.sizes) != (config.pitch, config.sizes):     # another lattice: set up again
                 ready = set_up(board, rules, variant, nets, report, like=ready)
             else:
                 ready = replace(ready, tasks=build_tasks(board, rules, ready.profiles, ready.lattice, variant, nets,

@@ -233,15 +233,16 @@ def test_each_retry_changes_the_settings_by_its_factors_or_values():
     assert tried[0] is config and len(tried) == 1 + min(config.retries, len(RETRIES))
     for change, variant in zip(RETRIES, tried[1:]):
         for key, value in change.items():
-            if isinstance(value, str):
+            if isinstance(value, (str, bool)):
                 assert getattr(variant, key) == value
             else:
                 base = 0.2 if key == "pitch" else getattr(config, key)
                 assert getattr(variant, key) == pytest.approx(base * value, abs=1e-6)
     assert list(attempts(config.replace(retries=0), pitch=0.2)) == [config.replace(retries=0)]
-    # sizes the user chose are kept: no retry at the classes' own sizes
+    # sizes the user chose are kept: no retry at the classes' own sizes; nor on the pins' lattice where it was asked
     for sizes in ("class", "smallest"):
         assert [v.sizes for v in attempts(config.replace(sizes=sizes), pitch=0.2)] == [sizes] * (len(tried) - 1)
+    assert [v.pin_lattice for v in attempts(config.replace(pin_lattice=True), pitch=0.2)] == [True] * (len(tried) - 1)
 
 
 def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_kept(monkeypatch):
@@ -264,6 +265,8 @@ def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_
     monkeypatch.setattr(pipeline, "short_reliefs", lambda *a: [])
     ready = pipeline.SetUp(SimpleNamespace(pitch=0.2), [], [], None, [], {1}, {}, {})
     monkeypatch.setattr(pipeline, "set_up", lambda *a, **k: ready)
+    pins = {"lattice": SimpleNamespace(pitch=0.133)}         # the board's pins ask for another lattice
+    monkeypatch.setattr(pipeline, "board_lattice", lambda board, rules, config: pins["lattice"])
 
     def run(counts, config=RouterConfig(), started=None):
         missing[:], tried[:] = counts, []
@@ -272,9 +275,13 @@ def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_
         return len(tried), pipeline.missing_joins(best.finished.groups, {1}), best.note
     assert run([0]) == (1, 0, "")                                       # nothing missing: one attempt
     assert run([3, 1, 2, 0])[:2] == (4, 0)                              # until nothing is missing
-    count, left, note = run([3, 1, 2, 2, 2, 2, 2, 2])                   # every retry, the best kept
-    assert (count, left) == (8, 1) and "8 attempts made, attempt 2 (via_cost 4.0, hist_fac 1.0) kept" in note
+    count, left, note = run([3, 2, 1, 2, 2, 2, 2, 2, 2])                # every retry, the best kept
+    assert (count, left) == (9, 1) and "9 attempts made, attempt 3 (via_cost 4.0, hist_fac 1.0) kept" in note
+    assert tried[1].pin_lattice and not any(c.pin_lattice for c in tried[2:])   # the pins' lattice first
     assert tried[-1].pitch == 0.15                                       # the last on a finer lattice
+    pins["lattice"] = ready.lattice                                      # no row of pins asks for other lines
+    count, left, note = run([3, 1, 2, 2, 2, 2, 2, 2])
+    assert (count, left) == (8, 1) and not any(c.pin_lattice for c in tried)
     assert run([3, 1], RouterConfig(time_limit=10), time.monotonic() - 10)[0] == 1     # no time for another
     assert run([3, 1], RouterConfig(retries=0))[0] == 1
 

@@ -1,4 +1,5 @@
-"""Where the lattice's lines fall: through the channels of the board's largest ball grid (a BGA).
+"""Where the lattice's lines fall: through the channels of the board's largest ball grid (a BGA), else on the axes of
+the pins of its finest row of pads (a QFN, a QFP).
 
 Between the balls of a 0.8 mm BGA there is room for one narrow track, in a band a few hundredths of a millimetre
 wide around the channel's centre line, and a dog-bone via fits only near the centre of four balls. A lattice laid
@@ -20,6 +21,11 @@ MIN_FILL = 0.5          # of the grid's places, the share that holds a ball (a Q
 MIN_PITCH = 0.3         # mm: a finer spacing is no ball grid (pads of one row offset a little)
 TOLERANCE = 1e-3        # mm: pad centres this near a grid line are on it
 MAX_REFINE = 1.25       # the most the pitch may shrink by (nodes grow by its square)
+MIN_ROW = 4             # pads in a row at one spacing, for a row of pins
+MAX_ROW_PITCH = 0.65    # mm: a coarser row leaves room round its pins wherever the lines fall
+# the most the pitch may shrink by for a row: k8_atomic14_usb_tester's 0.5 mm QFN takes 0.2255 -> 0.1667 mm (1.35),
+# which routes it whole in one attempt of 11 iterations, where its own pitch took eight attempts (benchmarks/CORPUS.md)
+MAX_ROW_REFINE = 1.4
 
 
 @dataclass(frozen=True)
@@ -73,8 +79,76 @@ def grid_pitch(values: np.ndarray) -> float | None:
     return pitch
 
 
-def aligned_pitch(pitch: float, grid: BallGrid) -> float | None:
-    """The largest pitch no larger than `pitch` that divides the ball pitch; None where that would shrink it by more
-    than MAX_REFINE (a finer lattice is slower)."""
-    finer = grid.pitch / math.ceil(grid.pitch / pitch - 1e-9)
-    return finer if finer * MAX_REFINE >= pitch else None
+def aligned_pitch(pitch: float, spacing: float, most: float = MAX_REFINE) -> float | None:
+    """The largest pitch no larger than `pitch` that divides `spacing` (a ball or pin pitch); None where that would
+    shrink it by more than `most` (a finer lattice is slower)."""
+    finer = spacing / math.ceil(spacing / pitch - 1e-9)
+    return finer if finer * most >= pitch else None
+
+
+@dataclass(frozen=True)
+class PinRow:
+    x: float            # a pin's axes: the x of a pin of a row along x, the y of one of a row along y
+    y: float
+    pitch: float        # pin pitch
+    pad: float          # the pads' width across their row (the median)
+
+    def needs_lines(self, width: float, clearance: float, pitch: float) -> bool:
+        """Whether a lattice must be laid on the pins' axes for a track this wide to leave each pin straight out: its
+        centre line may stray from the axis by pitch - pad / 2 - width / 2 - clearance before it comes too near the
+        pads beside it, and that band is open but narrower than the lattice's pitch."""
+        band = 2 * (self.pitch - self.pad / 2 - width / 2 - clearance)
+        return 0 < band < pitch
+
+
+def pin_row(pads) -> PinRow | None:
+    """The finest row of surface pads at one spacing (MIN_ROW of them or more, no coarser than MAX_ROW_PITCH), of
+    the footprint with the most pads at that spacing: its pitch and pad width, and its pins' axes (those of its
+    rows along the other direction too, where it has some: a QFN's four sides share one grid); None where the board
+    has none."""
+    by_part: dict[tuple[str, tuple], list] = defaultdict(list)
+    for p in pads:
+        if not p.drill and len(p.layers) == 1:
+            by_part[(p.footprint, p.layers)].append(p)
+    best, key = None, None
+    for pins in by_part.values():
+        if len(pins) < MIN_ROW:
+            continue
+        found = []
+        for along in (0, 1):            # rows along x (pins side by side in x, one y), then along y
+            lines: dict[int, list] = defaultdict(list)
+            for p in pins:
+                lines[round((p.y, p.x)[along] / TOLERANCE)].append(p)
+            for row in lines.values():
+                if len(row) < MIN_ROW:
+                    continue
+                at = np.array([(p.x, p.y)[along] for p in row])
+                pitch = row_pitch(at)
+                if pitch is not None:
+                    widths = [(b[2] - b[0], b[3] - b[1])[along] for b in (p.outline.bounds for p in row)]
+                    found.append((pitch, along, float(at.min()), len(row), float(np.median(widths))))
+        if not found:
+            continue
+        pitch = min(f[0] for f in found)
+        rows = [f for f in found if abs(f[0] - pitch) < TOLERANCE]
+        count = sum(f[3] for f in rows)
+        if key is not None and (pitch, -count) >= key:
+            continue
+        x = next((f[2] for f in rows if f[1] == 0), None)
+        y = next((f[2] for f in rows if f[1] == 1), None)
+        first = pins[0]
+        best = PinRow(first.x if x is None else x, first.y if y is None else y, pitch,
+                      float(np.median([f[4] for f in rows])))
+        key = (pitch, -count)
+    return best
+
+
+def row_pitch(at: np.ndarray) -> float | None:
+    """The spacing of pins in one row, where they all lie at one spacing no coarser than MAX_ROW_PITCH."""
+    at = np.sort(at)
+    gaps = np.diff(at)
+    pitch = round(float(np.median(gaps)), 4)
+    if not (MIN_PITCH <= pitch <= MAX_ROW_PITCH):
+        return None
+    steps = (at - at[0]) / pitch
+    return pitch if np.abs(steps - np.round(steps)).max() * pitch <= TOLERANCE else None
