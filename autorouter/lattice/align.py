@@ -23,8 +23,9 @@ TOLERANCE = 1e-3        # mm: pad centres this near a grid line are on it
 MAX_REFINE = 1.25       # the most the pitch may shrink by (nodes grow by its square)
 MIN_ROW = 4             # pads in a row at one spacing, for a row of pins
 MAX_ROW_PITCH = 0.65    # mm: a coarser row leaves room round its pins wherever the lines fall
-# the most the pitch may shrink by for a row: k8_atomic14_usb_tester's 0.5 mm QFN takes 0.2255 -> 0.1667 mm (1.35),
-# which routes it whole in one attempt of 11 iterations, where its own pitch took eight attempts (benchmarks/CORPUS.md)
+# the most the pitch may shrink by for a row: k8_atomic14_usb_tester's USB-C receptacles (0.5 mm) take 0.2255 ->
+# 0.1667 mm (1.35), on which it routes whole in 11 iterations, where its own pitch took eight attempts
+# (benchmarks/CORPUS.md, 2026-11-29)
 MAX_ROW_REFINE = 1.4
 
 
@@ -123,8 +124,8 @@ def pin_row(pads) -> PinRow | None:
                 if len(row) < MIN_ROW:
                     continue
                 at = np.array([(p.x, p.y)[along] for p in row])
-                pitch = row_pitch(at)
-                if pitch is not None:
+                pitch = grid_pitch(at)
+                if pitch is not None and pitch <= MAX_ROW_PITCH:
                     widths = [(b[2] - b[0], b[3] - b[1])[along] for b in (p.outline.bounds for p in row)]
                     found.append((pitch, along, float(at.min()), len(row), float(np.median(widths))))
         if not found:
@@ -142,13 +143,3 @@ def pin_row(pads) -> PinRow | None:
         key = (pitch, -count)
     return best
 
-
-def row_pitch(at: np.ndarray) -> float | None:
-    """The spacing of pins in one row, where they all lie at one spacing no coarser than MAX_ROW_PITCH."""
-    at = np.sort(at)
-    gaps = np.diff(at)
-    pitch = round(float(np.median(gaps)), 4)
-    if not (MIN_PITCH <= pitch <= MAX_ROW_PITCH):
-        return None
-    steps = (at - at[0]) / pitch
-    return pitch if np.abs(steps - np.round(steps)).max() * pitch <= TOLERANCE else None
