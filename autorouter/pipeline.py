@@ -176,19 +176,19 @@ MEND_ROUNDS = 2
 # Levels of ways through further nets' copper that the nets a detail join moves may take on their way back
 THROUGH_DEPTH = 1
 
-# Where joins are still missing once finished, routing starts over with the next of these changes to the settings
-# (a number: a factor on the config field; a string or a switch: its value; best_attempt). Which costs settle a congested board
-# differs from board to board, and none settles every board (benchmarks/CORPUS.md, 2026-11-26 evening: on seven boards
-# left one to six joins short, cheaper vias with more history joined libresolar and framework_mcu, a slower
+# Where joins are still missing once finished, routing starts over with the next of these changes to the settings (a
+# number: a factor on the config field; a string or a switch: its value; best_attempt). Which costs settle a congested
+# board differs from board to board, and none settles every board (benchmarks/CORPUS.md, 2026-11-26 evening: on seven
+# boards left one to six joins short, cheaper vias with more history joined libresolar and framework_mcu, a slower
 # present-cost growth gave icepi's and dxwifi's best, cheaper vias still esp32c5's; a lattice of three quarters the
-# pitch joined usb_tester, whose USB-C escapes then fit between its lines). First the change that joined the most;
-# then the nets' own class sizes on the lattice they ask for (kit-dev's negotiation, which compact sizes leave one
-# join short, settles in a minute so; first, it cost framework_mcu the retry that joins it within --time-limit 300:
+# pitch joined usb_tester, whose USB-C escapes then fit between its lines). First the change that joined the most; then
+# the nets' own class sizes on the lattice they ask for (kit-dev's negotiation, which compact sizes leave one join
+# short, settles in a minute so; first, it cost framework_mcu the retry that joins it within --time-limit 300:
 # 2026-11-27 dusk); last the change that costs the most. Before them all, where the board has a row of pins whose
-# straight escapes need lines the first lattice may not have, the lattice laid on their axes (pin_lattice): it
-# routed usb_tester whole in one attempt of 11 iterations, where its own lattice took eight attempts; made the first
-# attempt, it also gave dxwifi one join more but starved two reliefs of teres_keyboard that were fed before
-# (2026-11-29), so it is a retry: a board that routes whole on its own lattice never meets it.
+# straight escapes need lines the first lattice may not have, the lattice laid on their axes (pin_lattice): it routed
+# usb_tester whole in one attempt of 11 iterations, where its own lattice took eight attempts; made the first attempt,
+# it also gave dxwifi one join more but starved two reliefs of teres_keyboard that were fed before (2026-11-29), so it
+# is a retry: a board that routes whole on its own lattice never meets it.
 RETRIES = ({"pin_lattice": True}, {"via_cost": 0.5, "hist_fac": 2.5}, {"sizes": "class"}, {"pres_fac_mult": 1.25},
            {"via_cost": 0.25}, {"wrong_way_cost": 2 / 3}, {"via_cost": 0.5}, {"pitch": 0.75})
 
