@@ -253,8 +253,11 @@ def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_
     from autorouter.config import RouterConfig
     missing, tried = [], []
 
+    lattices = []
+
     def settle(tasks, board, rules, profiles, lattice, engine, config, *rest):
         tried.append(config)
+        lattices.append(lattice)
         return SimpleNamespace(tasks=[])
 
     def finish(*args):
@@ -264,12 +267,14 @@ def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_
     monkeypatch.setattr(pipeline, "build_tasks", lambda *a, **k: [])
     monkeypatch.setattr(pipeline, "short_reliefs", lambda *a: [])
     ready = pipeline.SetUp(SimpleNamespace(pitch=0.2), [], [], None, [], {1}, {}, {})
-    monkeypatch.setattr(pipeline, "set_up", lambda *a, **k: ready)
     pins = {"lattice": SimpleNamespace(pitch=0.133)}         # the board's pins ask for another lattice
+    on_pins = pipeline.SetUp(pins["lattice"], [], [], None, [], {1}, {}, {})
+    monkeypatch.setattr(pipeline, "set_up", lambda board, rules, config, *a, **k: on_pins if config.pin_lattice
+                        else ready)
     monkeypatch.setattr(pipeline, "board_lattice", lambda board, rules, config: pins["lattice"])
 
     def run(counts, config=RouterConfig(), started=None):
-        missing[:], tried[:] = counts, []
+        missing[:], tried[:], lattices[:] = counts, [], []
         best = pipeline.best_attempt(None, None, config, None, SimpleNamespace(xp=np), ready, set(), {},
                                      lambda e: None, lambda: "", time.monotonic() if started is None else started)
         return len(tried), pipeline.missing_joins(best.finished.groups, {1}), best.note
@@ -278,6 +283,7 @@ def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_
     count, left, note = run([3, 2, 1, 2, 2, 2, 2, 2, 2])                # every retry, the best kept
     assert (count, left) == (9, 1) and "9 attempts made, attempt 3 (via_cost 4.0, hist_fac 1.0) kept" in note
     assert tried[1].pin_lattice and not any(c.pin_lattice for c in tried[2:])   # the pins' lattice first
+    assert lattices[1] is pins["lattice"] and all(lat is ready.lattice for lat in lattices[2:])    # for it alone
     assert tried[-1].pitch == 0.15                                       # the last on a finer lattice
     pins["lattice"] = ready.lattice                                      # no row of pins asks for other lines
     count, left, note = run([3, 1, 2, 2, 2, 2, 2, 2])
