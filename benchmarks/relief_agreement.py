@@ -15,6 +15,7 @@ import argparse
 import concurrent.futures
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,10 +39,15 @@ def ours(routed: Path) -> set[str]:
     return {f"{board.pads[r.pad].name}@{r.layer}" for r in reliefs(board, rules, pieces, tracks, vias) if r.starved}
 
 
-def kicads(routed: Path, judge) -> set[str]:
-    """KiCad's starved reliefs on the routed board, zones refilled, as 'REF.PAD@LAYER'."""
+def kicads(routed: Path, judge) -> set[str] | None:
+    """KiCad's starved reliefs on the routed board, zones refilled, as 'REF.PAD@LAYER'; None where KiCad 9 cannot
+    open the board (a KiCad 10 file)."""
     found = set()
-    for kind, items, *_ in corpus_bench.item_errors(routed, judge):
+    try:
+        errors = corpus_bench.item_errors(routed, judge)
+    except subprocess.CalledProcessError:
+        return None
+    for kind, items, *_ in errors:
         if kind == "starved_thermal":
             found |= {f"{m[2]}.{m[1]}@{m[3]}" for m in map(KICAD_PAD.match, items) if m}
     return found
@@ -62,6 +68,9 @@ def main():
     print("| board | KiCad | both | KiCad only | ours only |\n|---|---|---|---|---|")
     totals = [0, 0, 0, 0]
     for path, mine, theirs in pool.map(lambda p: (p, ours(p), kicads(p, judge)), routed):
+        if theirs is None:
+            print(f"| {path.name.split('.')[0]} | KiCad 9 cannot open it | | | {', '.join(sorted(mine)) or '-'} |")
+            continue
         row = [len(theirs), len(mine & theirs), len(theirs - mine), len(mine - theirs)]
         totals = [a + b for a, b in zip(totals, row)]
         print(f"| {path.name.split('.')[0]} | {row[0]} | {row[1]} | {', '.join(sorted(theirs - mine)) or '-'} | "
