@@ -1,11 +1,16 @@
 """Where the lattice's lines fall: through the channels of the board's largest ball grid (a BGA), else on the axes of
-the pins of its finest row of pads (a QFN, a QFP).
+the pins of its finest row of pads (a QFN, a QFP, a fine-pitch connector).
 
 Between the balls of a 0.8 mm BGA there is room for one narrow track, in a band a few hundredths of a millimetre
 wide around the channel's centre line, and a dog-bone via fits only near the centre of four balls. A lattice laid
 without regard to the balls puts a line in that band by chance. Where the narrowest track needs it, the pitch is made
 to divide the ball pitch and the origin put on a channel, so that every channel between the balls, and every centre
 of four of them, has its nodes.
+
+A track leaving a 0.4 mm QFN's pin straight out keeps its clearance from the pins beside it only near the pin's axis
+(0.073 mm either side for 0.2 mm tracks at 0.127 mm clearance); a coarser lattice has a line there by chance, and the
+pin's way out jogs across its neighbours'. Asked for (pipeline's pins' lattice), the pitch is made to divide the pin
+pitch and the origin put on a pin's axis, as for the balls.
 """
 from __future__ import annotations
 
