@@ -52,12 +52,8 @@ class BallGrid:
 def ball_grid(pads) -> BallGrid | None:
     """The ball grid of the footprint with the most surface pads on a square grid, aligned with the board's axes;
     None when the board has none."""
-    by_part: dict[tuple[str, tuple], list] = defaultdict(list)
-    for p in pads:
-        if not p.drill and len(p.layers) == 1:
-            by_part[(p.footprint, p.layers)].append(p)
     best, count = None, 0
-    for balls in by_part.values():
+    for balls in surface_parts(pads):
         if len(balls) < max(MIN_BALLS, count + 1):
             continue
         xy = np.array([(p.x, p.y) for p in balls])
@@ -71,6 +67,15 @@ def ball_grid(pads) -> BallGrid | None:
                             float(ball))
             count = len(balls)
     return best
+
+
+def surface_parts(pads) -> list[list]:
+    """The surface pads of each footprint, per layer."""
+    by_part: dict[tuple[str, tuple], list] = defaultdict(list)
+    for p in pads:
+        if not p.drill and len(p.layers) == 1:
+            by_part[(p.footprint, p.layers)].append(p)
+    return list(by_part.values())
 
 
 def grid_pitch(values: np.ndarray) -> float | None:
@@ -112,12 +117,8 @@ def pin_row(pads) -> PinRow | None:
     the footprint with the most pads at that spacing: its pitch and pad width, and its pins' axes (those of its
     rows along the other direction too, where it has some: a QFN's four sides share one grid); None where the board
     has none."""
-    by_part: dict[tuple[str, tuple], list] = defaultdict(list)
-    for p in pads:
-        if not p.drill and len(p.layers) == 1:
-            by_part[(p.footprint, p.layers)].append(p)
     best, key = None, None
-    for pins in by_part.values():
+    for pins in surface_parts(pads):
         if len(pins) < MIN_ROW:
             continue
         found = []
