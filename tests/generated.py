@@ -245,6 +245,36 @@ def spoke_pair() -> TestBoard:
     return b
 
 
+def pin_row() -> TestBoard:
+    """Three pins of a 0.8 mm row, 0.4 x 2 mm (a TQFP's), the middle one GND, in a GND zone as c2_teres_keyboard
+    has it (clearance 0.508, thermal gap 0.508, spokes 1.27 wide): the neighbours' clearances leave 0.18 mm of the
+    spokes along the pin's axis over the pin, less than the zone's minimum thickness, and more past its end, where
+    they round off. Two GND pins elsewhere for the fill to join; S1's pads off to the side, for a track to cut a
+    spoke."""
+    b = TestBoard("row", 2, 20, 16)
+    b.footprint("U1", "Row", 10, 8, [b.smd_pad("U1", i + 1, x, 0, 0.4, 2.0, net)
+                                     for i, (x, net) in enumerate(((-0.8, "S2"), (0, "GND"), (0.8, "S3")))], True)
+    b.footprint("J1", "Pin", 3, 3, [b.tht_pad("J1", 1, 0, 0, "GND")], False)
+    b.footprint("J2", "Pin", 17, 3, [b.tht_pad("J2", 1, 0, 0, "GND")], False)
+    b.two_pad("R1", "1k", 4, 13, ["S1", "S1"])
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (19.5, 0.5), (19.5, 15.5), (0.5, 15.5)], thermal=(0.508, 1.27),
+           clearance=0.508)
+    return b
+
+
+def pin_over_pad() -> TestBoard:
+    """Three pads of an SOT-23's row, 0.95 mm apart, the middle one GND, and below it a GND pad whose spoke up meets
+    its spoke down (their reliefs leave no fill between them). The outer pads block the middle one's spokes to the
+    sides: it has one spoke into the fill, up, and the pair. S1's pads lie off to the side."""
+    b = TestBoard("sot", 2, 20, 16)
+    b.footprint("U1", "SOT", 10, 8, [b.smd_pad("U1", i + 1, x, 0, 0.6, 0.7, net)
+                                     for i, (x, net) in enumerate(((-0.95, "S2"), (0, "GND"), (0.95, "S3")))], True)
+    b.footprint("C1", "Pad", 10, 9.4, [b.smd_pad("C1", 1, 0, 0, 0.6, 0.6, "GND")], True)
+    b.two_pad("R1", "1k", 4, 13, ["S1", "S1"])
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (19.5, 0.5), (19.5, 15.5), (0.5, 15.5)])
+    return b
+
+
 def spoke_web() -> TestBoard:
     """Two 1 mm GND pads one above the other in a GND zone, 0.89 mm apart: between their reliefs (gap 0.3) a web of
     fill 0.29 mm wide, which KiCad keeps (minimum thickness 0.25), and into which the facing spokes of both reach;

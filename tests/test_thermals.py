@@ -232,6 +232,25 @@ def test_spokes_that_meet_a_neighbours_count(tmp_path):
         assert kicad_starved(with_tracks(path, cuts, tmp_path / "cut.kicad_pcb")) == 0
 
 
+def test_spokes_that_meet_are_kept_clear_where_a_pad_needs_them(tmp_path):
+    """U1.2 has one spoke into the fill, and the one down that meets C1.1's: routing keeps the pair clear (on
+    c4_hdmi_mipi a track between an SOT-23's outer pins cut such a pair and KiCad found the middle pin starved)."""
+    path = g.write(g.pin_over_pad(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    assert {board.pads[r.pad].name: r.spokes for r in reliefs(board, rules, relief_fill(board, rules))
+            if board.pads[r.pad].name == "U1.2"} == {"U1.2": 2}
+    between = shapely.Point(10.0, 8.0 + (0.35 + 1.1) / 2)
+    guards = spoke_guards(board, rules, relief_fill(board, rules))
+    assert any(area.contains(between) and layer == "F.Cu" for area, layer, _ in guards)
+    s1 = next(n for n, name in board.net_names.items() if name == "S1")
+    across = [Track((8.5, between.y), (11.5, between.y), 0.1, "F.Cu", s1)]
+    assert starved_pads(board, rules, across) == {("U1.2", "F.Cu")}
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(path) == 0
+        assert kicad_starved(with_tracks(path, across, tmp_path / "across.kicad_pcb")) == 1
+
+
 def test_a_pour_keepout_across_a_pad_parts_its_spokes(tmp_path):
     """KiCad cuts pour keep-outs out of the fill after adding the spokes: the band across TP1 parts its spoke up,
     into a pocket that joins nothing else, from its spoke down into the zone's fill. The pocket is then an outline
@@ -346,6 +365,26 @@ def test_a_track_counts_as_a_spoke_only_where_its_copper_touches_the_pad(tmp_pat
     assert (("J1.1", "F.Cu") in starved_pads(board, rules, CUTS + way)) == (not counts)
     if kicad_available() and JUDGE.is_dir():
         assert kicad_starved(with_tracks(path, CUTS + way, tmp_path / "way.kicad_pcb")) == (0 if counts else 1)
+
+
+def test_a_track_that_ends_where_other_nets_cut_the_spoke_is_no_spoke(tmp_path):
+    """U1.2's spoke down is cut at its end by S1; the one up reaches the fill past the pin's end, where the
+    neighbours' clearances round off, though they leave too little of it over the pin. A GND track inside the pin
+    ends over that spoke, where KiCad has cut it away again: no spoke, and the relief stays starved (as
+    c2_teres_keyboard's U1.15 did, routed on its pins' lattice)."""
+    path = g.write(g.pin_row(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    s1, gnd = (next(i for i in range(1, 10) if board.net_name(i) == name) for name in ("S1", "GND"))
+    cut = Track((8.5, 9.6), (11.5, 9.6), 0.25, "F.Cu", s1)
+    onto = Track((10.0, 8.0), (10.0, 7.4), 0.2, "F.Cu", gnd)
+    assert not starved_pads(board, rules, [])
+    assert starved_pads(board, rules, [cut]) == {("U1.2", "F.Cu")}
+    assert starved_pads(board, rules, [cut, onto]) == {("U1.2", "F.Cu")}
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(path) == 0
+        assert kicad_starved(with_tracks(path, [cut], tmp_path / "cut.kicad_pcb")) == 1
+        assert kicad_starved(with_tracks(path, [cut, onto], tmp_path / "onto.kicad_pcb")) == 1
 
 
 def test_a_stitching_via_joins_an_island_that_a_spoke_reaches(tmp_path):

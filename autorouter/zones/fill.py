@@ -39,6 +39,7 @@ RELIEF_MARGIN = 0.005
 # and RELIEF_MARGIN erodes; unguarded, a track cut it and KiCad found C12.2 starved. Guards cost room: those of
 # five pads with one spoke or none (esp32p4 asks for one) cost esp32p4, bound by time, 9 connections.
 GUARD_MARGIN = -RELIEF_MARGIN
+MEET = 1e-3       # mm of slack when a spoke's end is tested inside another spoke (KiCad allows 1 nm)
 
 
 @dataclass
@@ -245,9 +246,23 @@ def fill_one(board: Board, rules, zone_index: int, layer: str, copper: Copper) -
     fill = prune_thin(fill, zone.min_thickness, margin)
     # KiCad adds the spokes whose end lies in the fill, then cuts the other nets' clearances out again: a spoke
     # through one is a stub that its DRC still counts as a spoke, but no connection
-    relieved = [(i, [(body, end, not body.intersects(blocked)) for body, end in pad_spokes])
-                for i, pad_spokes in relieved]
+    relieved = [(i, [(body, end, spoke_joins(board.pads[i].outline, body, end, blocked, zone.min_thickness))
+                     for body, end in pad_spokes]) for i, pad_spokes in relieved]
     return fill, relieved
+
+
+def spoke_joins(pad_outline: BaseGeometry, body: Polygon, end: Point, blocked: BaseGeometry,
+                min_thickness: float) -> bool:
+    """Whether a spoke still joins its pad to the fill at its end once KiCad has cut the other nets' clearances
+    out of it and pruned what is thinner than the zone's minimum thickness: a spoke another net's clearance only
+    nicks still joins (the GND pins of c2_teres_keyboard's TQFP, whose inward spokes pass their neighbours'
+    clearances by less than their width). The end lies half the minimum thickness inside the fill: copper that
+    comes that near it reaches the fill, though the pruning rounds a nicked tip."""
+    if not body.intersects(blocked):
+        return True
+    rest = prune_thin(body.difference(blocked), min_thickness)
+    return any(part.intersects(pad_outline) and part.distance(end) < min_thickness / 2
+               for part in getattr(rest, "geoms", [rest]))
 
 
 def pour_keepouts(board: Board, zone: Zone, layer: str) -> list:
@@ -427,7 +442,7 @@ def spoke_guards(board: Board, rules, pieces: list[Piece],
                 chosen[key] = groups
     pads = [p for p in board.pads if p.layers]
     tree = STRtree([p.outline for p in pads]) if pads else None
-    guards = []
+    guards = meeting_guards(board, rules, pieces, chosen)
     for (i, layer), groups in chosen.items():
         pad = board.pads[i]
 
@@ -440,6 +455,51 @@ def spoke_guards(board: Board, rules, pieces: list[Piece],
             for body, end in sorted(group, key=room, reverse=True)[:SPOKES_KEPT]:
                 keep = body.difference(pad.outline).union(end.buffer(zone.min_thickness / 2 + MARGIN))
                 guards.append((grow(keep, zone.clearance + MARGIN), layer, pad.net))
+    return guards
+
+
+def meeting_bodies(board: Board, zone_index: int, layer: str, landed: set) -> list:
+    """(pad, spoke) of the zone's relieved pads on the layer whose spoke ends in no piece of the fill but meets
+    another pad's spoke (each end inside the other), which KiCad's filler adds too (its second test): a track of the
+    net that ends on such a spoke ends in the fill (c4_usb_gigabit's R10.1, whose spoke up meets R14.2's down, and
+    whose track up ends on R14.2's). landed: (pad, layer, zone, end x, end y) of the spokes that end in a piece."""
+    zone = board.zones[zone_index]
+    own = [(i, body, end) for i, pad in enumerate(board.pads)
+           if pad.net == zone.net and layer in pad.layers and connection(pad, zone) == "thermal"
+           and pad.outline.intersects(zone.outline) for body, end in spokes(pad, zone)]
+    if not own:
+        return []
+    tree = STRtree([body.buffer(MEET) for _, body, _ in own])
+    out = []
+    for i, body, end in own:
+        if (i, layer, zone_index, end.x, end.y) in landed:
+            continue
+        grown = body.buffer(MEET)
+        if any(own[m][0] != i and grown.contains(own[m][2]) for m in tree.query(end, predicate="intersects").tolist()):
+            out.append((i, body))
+    return out
+
+
+def meeting_guards(board: Board, rules, pieces: list[Piece], chosen: dict) -> list[tuple[BaseGeometry, str, int]]:
+    """spoke_guards' areas for the spokes that meet another pad's (meeting_bodies), of the pads whose spokes into
+    the fill fall short of the board's fewest (chosen: spokes_by_pad's), and of the spokes they meet: KiCad counts
+    such a pair, and a track between the two pads cuts it (c4_hdmi_mipi's IC3.2, an SOT-23 pin whose spoke down
+    meets a capacitor's: the track between the SOT's outer pins left it one spoke)."""
+    if rules.min_spokes < 2:
+        return []
+    landed = {(i, piece.layer, piece.zone, end.x, end.y) for piece in pieces for i, _, end in piece.spokes}
+    count = {key: sum(len(g) for _, g in groups) for key, groups in chosen.items()}
+    guards = []
+    for zi, zone in enumerate(board.zones):
+        for layer in zone.layers if zone.net else ():
+            meeting = meeting_bodies(board, zi, layer, landed)
+            short = [body for i, body in meeting if count.get((i, layer), 0) < rules.min_spokes]
+            if not short:
+                continue
+            for i, body in meeting:
+                if any(body.intersects(s) for s in short):
+                    keep = body.difference(board.pads[i].outline)
+                    guards.append((grow(keep, zone.clearance + MARGIN), layer, zone.net))
     return guards
 
 
