@@ -564,23 +564,26 @@ class Attempt(NamedTuple):
 def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_before, timings, report, should_stop,
                  started: float) -> Attempt:
     """Negotiation and finishing (settle, finish), then again with the settings of each retry (attempts) while joins
-    are missing and the time limit allows one as long as the longest so far before ROOM_SHARE of it. Returns the
-    attempt that misses the fewest joins, then starves the fewest thermal reliefs (the first of equals); adds the
-    seconds of its stages to timings."""
+    are missing or thermal reliefs starved (as KiCad counts them: c2_teres_keyboard's TQFP, whose GND pin the
+    first attempt left one spoke and nothing could feed, is whole on the next) and the time limit allows one as long
+    as the longest so far before ROOM_SHARE of it. Returns the attempt that misses the fewest joins, then starves
+    the fewest reliefs, then leaves the fewest short (the first of equals); adds the seconds of its stages to
+    timings."""
     scope, done, changes, longest = ready.scope, [], [], 0.0    # changes: each attempt's to the settings, said
+    flaws = []                  # each attempt's (joins missing, reliefs starved, reliefs short)
     first, on_pins = ready, False
     for variant in attempts(config, first.lattice.pitch):
         t_start = time.monotonic()
         if on_pins:                                     # the next retries are made on the first attempt's lattice
             ready, on_pins = first, False
         if done:
-            missing = min(missing_joins(a.finished.groups, scope) for a in done)
-            if not missing or should_stop() or (config.time_limit and
-                                                t_start + longest > started + ROOM_SHARE * config.time_limit):
+            missing, starved, _ = min(flaws)
+            if not (missing or starved) or should_stop() or (
+                    config.time_limit and t_start + longest > started + ROOM_SHARE * config.time_limit):
                 break
             if variant.pin_lattice != config.pin_lattice and board_lattice(board, rules, variant) == first.lattice:
                 continue                                # no row of pins asks for other lines: nothing new to try
-            report({"stage": "retry", "attempt": len(done) + 1, "missing": missing})
+            report({"stage": "retry", "attempt": len(done) + 1, "missing": missing, "starved": starved})
             if variant.pin_lattice != config.pin_lattice:      # the pins' lattice, for this attempt alone
                 ready, on_pins = set_up(board, rules, variant, nets, report, like=ready), True
             elif (variant.pitch, variant.sizes) != (config.pitch, config.sizes):     # another lattice: set up again
@@ -594,6 +597,8 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
         finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
                           starved_before, ready.relief_fills, report)
         done.append(Attempt(outcome, finished, should_stop(), ready.lattice))
+        short = short_reliefs(board, rules, finished, starved_before)
+        flaws.append((missing_joins(finished.groups, scope), sum(r.starved for r in short), len(short)))
         changes.append(", ".join(f"{f.name} {getattr(variant, f.name)}" for f in fields(variant)
                                  if getattr(variant, f.name) != getattr(config, f.name)))
         timings["search and negotiation"] = timings.get("search and negotiation", 0.0) + t0 - t_start
@@ -601,9 +606,8 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
         longest = max(longest, time.monotonic() - t_start)
     if len(done) == 1:
         return done[0]
-    k = min(range(len(done)), key=lambda i: (missing_joins(done[i].finished.groups, scope),
-                                             len(short_reliefs(board, rules, done[i].finished, starved_before))))
-    return done[k]._replace(note=f"joins were missing: {len(done)} attempts made, attempt {k + 1} "
+    k = min(range(len(done)), key=flaws.__getitem__)
+    return done[k]._replace(note=f"joins were missing or reliefs starved: {len(done)} attempts made, attempt {k + 1} "
                                  f"({changes[k] or 'the settings given'}) kept")
 
 

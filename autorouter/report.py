@@ -70,8 +70,10 @@ class Progress:
             self.bar.update(self.task, description="PathFinder, again", completed=0,
                             status=f"{event['missing']} connections short: negotiating anew")
         elif stage == "retry":
+            flaw = (f"{event['missing']} joins missing" if event["missing"]
+                    else f"{event.get('starved', 0)} thermal reliefs starved")
             self.bar.update(self.task, description=f"PathFinder, attempt {event['attempt']}", completed=0,
-                            status=f"{event['missing']} joins missing: routing again with other costs")
+                            status=f"{flaw}: routing again with other costs")
         elif stage in AFTER_NEGOTIATION:
             self.bar.update(self.task, description=stage, status=AFTER_NEGOTIATION[stage](event))
         elif stage == "check":      # the counts stay: the summary gives them

@@ -245,13 +245,13 @@ def test_each_retry_changes_the_settings_by_its_factors_or_values():
     assert [v.pin_lattice for v in attempts(config.replace(pin_lattice=True), pitch=0.2)] == [True] * (len(tried) - 1)
 
 
-def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_kept(monkeypatch):
+def test_attempts_go_on_while_joins_are_missing_or_reliefs_starved_and_the_best_is_kept(monkeypatch):
     import time
     from types import SimpleNamespace
 
     from autorouter import pipeline
     from autorouter.config import RouterConfig
-    missing, tried = [], []
+    missing, tried, starved = [], [], []
 
     lattices = []
 
@@ -265,7 +265,8 @@ def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_
     monkeypatch.setattr(pipeline, "settle", settle)
     monkeypatch.setattr(pipeline, "finish", finish)
     monkeypatch.setattr(pipeline, "build_tasks", lambda *a, **k: [])
-    monkeypatch.setattr(pipeline, "short_reliefs", lambda *a: [])
+    monkeypatch.setattr(pipeline, "short_reliefs", lambda *a: [SimpleNamespace(starved=True)] * (
+        starved[len(tried) - 1] if len(tried) <= len(starved) else 0))
     ready = pipeline.SetUp(SimpleNamespace(pitch=0.2), [], [], None, [], {1}, {}, {})
     pins = {"lattice": SimpleNamespace(pitch=0.133)}         # the board's pins ask for another lattice
     on_pins = pipeline.SetUp(pins["lattice"], [], [], None, [], {1}, {}, {})
@@ -273,8 +274,8 @@ def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_
                         else ready)
     monkeypatch.setattr(pipeline, "board_lattice", lambda board, rules, config: pins["lattice"])
 
-    def run(counts, config=RouterConfig(), started=None):
-        missing[:], tried[:], lattices[:] = counts, [], []
+    def run(counts, config=RouterConfig(), started=None, starving=()):
+        missing[:], tried[:], lattices[:], starved[:] = counts, [], [], starving
         best = pipeline.best_attempt(None, None, config, None, SimpleNamespace(xp=np), ready, set(), {},
                                      lambda e: None, lambda: "", time.monotonic() if started is None else started)
         return len(tried), pipeline.missing_joins(best.finished.groups, {1}), best.note
@@ -290,6 +291,11 @@ def test_attempts_go_on_while_joins_are_missing_and_time_allows_and_the_best_is_
     assert (count, left) == (8, 1) and not any(c.pin_lattice for c in tried)
     assert run([3, 1], RouterConfig(time_limit=10), time.monotonic() - 10)[0] == 1     # no time for another
     assert run([3, 1], RouterConfig(retries=0))[0] == 1
+    # every join made, but a relief starved: on until none is, and that attempt kept
+    count, left, note = run([0, 0, 0], starving=[1, 1, 0])
+    assert (count, left) == (3, 0) and "3 attempts made, attempt 3" in note
+    count, left, note = run([0, 1, 0, 0, 0, 0, 0, 0], starving=[1, 0, 2, 1, 1, 1, 1, 1])   # joins come first
+    assert (count, left) == (8, 0) and "attempt 1 " in note
 
 
 def test_the_second_negotiation_is_kept_only_when_it_joins_more(monkeypatch):
