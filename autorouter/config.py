@@ -82,8 +82,9 @@ class RouterConfig:
     # PathFinder: where connections are still missing and the time left allows, negotiation starts over with this
     # history factor, and the outcome that joins more is kept (0: never).
     hist_fac_again: float = 1.0
-    # Where joins are still missing once finished and the time limit allows, routing starts over up to this many
-    # times, each with other costs (pipeline.RETRIES), and the attempt that joins the most is kept (0: never).
+    # Where joins are still missing once finished, or thermal reliefs starved, and the time limit allows, routing
+    # starts over up to this many times, each with other costs (pipeline.RETRIES), and the attempt that joins the
+    # most, then starves the fewest reliefs, is kept (0: never).
     retries: int = 8
     # Stop routing after this many seconds and write the best result (0: no limit).
     time_limit: float = 0.0
