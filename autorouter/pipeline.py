@@ -571,16 +571,25 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
     the fewest reliefs, then leaves the fewest short (the first of equals); adds the seconds of its stages to
     timings."""
     scope, done, changes, longest = ready.scope, [], [], 0.0    # changes: each attempt's to the settings, said
-    flaws = []                  # each attempt's (joins missing, reliefs starved, reliefs short)
+    flaws: list[list[int]] = []         # each attempt's joins missing, then (once asked for) reliefs starved and short
+
+    def flaw(k: int) -> tuple[int, int, int]:
+        if len(flaws[k]) == 1:
+            short = short_reliefs(board, rules, done[k].finished, starved_before)
+            flaws[k] += [sum(r.starved for r in short), len(short)]
+        return tuple(flaws[k])
+
     first, on_pins = ready, False
     for variant in attempts(config, first.lattice.pitch):
         t_start = time.monotonic()
         if on_pins:                                     # the next retries are made on the first attempt's lattice
             ready, on_pins = first, False
         if done:
-            missing, starved, _ = min(flaws)
-            if not (missing or starved) or should_stop() or (
-                    config.time_limit and t_start + longest > started + ROOM_SHARE * config.time_limit):
+            if should_stop() or (config.time_limit and t_start + longest > started + ROOM_SHARE * config.time_limit):
+                break
+            missing = min(f[0] for f in flaws)
+            starved = 0 if missing else min(flaw(k)[1] for k in range(len(done)) if not flaws[k][0])
+            if not (missing or starved):
                 break
             if variant.pin_lattice != config.pin_lattice and board_lattice(board, rules, variant) == first.lattice:
                 continue                                # no row of pins asks for other lines: nothing new to try
@@ -598,8 +607,7 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
         finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
                           starved_before, ready.relief_fills, report)
         done.append(Attempt(outcome, finished, should_stop(), ready.lattice))
-        short = short_reliefs(board, rules, finished, starved_before)
-        flaws.append((missing_joins(finished.groups, scope), sum(r.starved for r in short), len(short)))
+        flaws.append([missing_joins(finished.groups, scope)])
         changes.append(", ".join(f"{f.name} {getattr(variant, f.name)}" for f in fields(variant)
                                  if getattr(variant, f.name) != getattr(config, f.name)))
         timings["search and negotiation"] = timings.get("search and negotiation", 0.0) + t0 - t_start
@@ -607,7 +615,7 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
         longest = max(longest, time.monotonic() - t_start)
     if len(done) == 1:
         return done[0]
-    k = min(range(len(done)), key=flaws.__getitem__)
+    k = min(range(len(done)), key=flaw)
     return done[k]._replace(note=f"joins were missing or reliefs starved: {len(done)} attempts made, attempt {k + 1} "
                                  f"({changes[k] or 'the settings given'}) kept")
 
