@@ -188,12 +188,17 @@ def footprint_bridges_allowed(text: str) -> str:
     return text.replace("(setup", "(setup (allow_soldermask_bridges_in_footprints yes)", 1)
 
 
+RELIEF_LAYER = re.compile(r"\(layer ([^;)]+)")     # a starved relief's layer, in its description
+
+
 def error_key(violation: dict) -> tuple:
-    """A BY_ITEM error of KiCad's DRC report: a mask bridge by its opening, a relief by its zone and pad."""
+    """A BY_ITEM error of KiCad's DRC report: a mask bridge by its opening, a relief by its zone, pad and layer (the
+    items name no layer where the zone has several and the pad goes through: "PTH pad 13 [GND] of J3")."""
     if violation["type"] == "solder_mask_bridge":
         opening = violation["items"][0]
         return violation["type"], opening["description"], round(opening["pos"]["x"], 3), round(opening["pos"]["y"], 3)
-    return violation["type"], tuple(sorted(i["description"] for i in violation["items"]))
+    layer = RELIEF_LAYER.search(violation.get("description", ""))
+    return violation["type"], tuple(sorted(i["description"] for i in violation["items"])), layer[1] if layer else ""
 
 
 def fully_routed(row: dict) -> bool:

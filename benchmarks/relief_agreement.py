@@ -22,10 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus_bench  # noqa: E402  (beside this script: the judge and KiCad's verdict by item)
 
-# KiCad names the relieved pad ("Pad 1 [GND] of C9 on F.Cu"; a through-hole one "PTH pad 13 [GND] of J3", without
-# its layer) and the zone, on the layer of the verdict ("Zone [GND] on B.Cu, priority 0")
+# KiCad names the relieved pad: "Pad 1 [GND] of C9 on F.Cu", or a through-hole one "PTH pad 13 [GND] of J3"
 KICAD_PAD = re.compile(r"(?:PTH )?[Pp]ad (\S+) \[.*\] of (\S+)")
-KICAD_ZONE = re.compile(r"Zone \[.*\] on (\S+?),")
 
 
 def ours(routed: Path) -> set[str]:
@@ -50,11 +48,9 @@ def kicads(routed: Path, judge) -> set[str] | None:
         errors = corpus_bench.item_errors(routed, judge)
     except subprocess.CalledProcessError:
         return None
-    for kind, items, *_ in errors:
+    for kind, items, *layer in errors:
         if kind == "starved_thermal":
-            pads = [m for m in map(KICAD_PAD.match, items) if m]
-            layers = [m[1] for m in map(KICAD_ZONE.match, items) if m]
-            found |= {f"{m[2]}.{m[1]}@{layers[0]}" for m in pads if layers}
+            found |= {f"{m[2]}.{m[1]}@{layer[0]}" for m in map(KICAD_PAD.match, items) if m}
     return found
 
 
