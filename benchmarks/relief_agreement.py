@@ -24,6 +24,8 @@ import corpus_bench  # noqa: E402  (beside this script: the judge and KiCad's ve
 
 # KiCad names the relieved pad: "Pad 1 [GND] of C9 on F.Cu", or a through-hole one "PTH pad 13 [GND] of J3"
 KICAD_PAD = re.compile(r"(?:PTH )?[Pp]ad (\S+) \[.*\] of (\S+)")
+# and a layer by the name the user gave it, where there is one: (1 "In1.Cu" power "In1_GND.Cu")
+USER_NAME = re.compile(r'\(\d+\s+"([^"]+\.Cu)"\s+\w+\s+"([^"]+)"\)')
 
 
 def ours(routed: Path) -> set[str]:
@@ -48,9 +50,10 @@ def kicads(routed: Path, judge) -> set[str] | None:
         errors = corpus_bench.item_errors(routed, judge)
     except subprocess.CalledProcessError:
         return None
+    canonical = {user: name for name, user in USER_NAME.findall(routed.read_text(errors="replace"))}
     for kind, items, *layer in errors:
         if kind == "starved_thermal":
-            found |= {f"{m[2]}.{m[1]}@{layer[0]}" for m in map(KICAD_PAD.match, items) if m}
+            found |= {f"{m[2]}.{m[1]}@{canonical.get(layer[0], layer[0])}" for m in map(KICAD_PAD.match, items) if m}
     return found
 
 
