@@ -262,6 +262,17 @@ def pin_row() -> TestBoard:
     return b
 
 
+def two_ground_pads() -> TestBoard:
+    """Two 1 mm GND pads on F.Cu (thermal reliefs) in a GND zone, J1.1 at (10, 8) and J2.1 at (16, 8), joined by
+    nothing but the fill; S1's pads lie off to the side, for tracks to cut spokes."""
+    b = TestBoard("twognd", 2, 20, 16)
+    b.footprint("J1", "Pad", 10, 8, [b.smd_pad("J1", 1, 0, 0, 1.0, 1.0, "GND")], True)
+    b.footprint("J2", "Pad", 16, 8, [b.smd_pad("J2", 1, 0, 0, 1.0, 1.0, "GND")], True)
+    b.two_pad("R1", "1k", 4, 13, ["S1", "S1"])
+    b.zone("GND", ["F.Cu"], [(0.5, 0.5), (19.5, 0.5), (19.5, 15.5), (0.5, 15.5)])
+    return b
+
+
 def pin_over_pad() -> TestBoard:
     """Three pads of an SOT-23's row, 0.95 mm apart, the middle one GND, and below it a GND pad whose spoke up meets
     its spoke down (their reliefs leave no fill between them). The outer pads block the middle one's spokes to the

@@ -161,6 +161,33 @@ def test_a_piece_of_fill_that_touches_only_vias_joins_them(tmp_path):
         assert judge().drc(str(routed), refill=True)["unconnected"] == 0
 
 
+def test_a_spoke_another_nets_clearance_only_nicks_still_joins_its_pad(tmp_path):
+    """S1 cuts J1.1's spokes left, down and right at their ends; a track of S1 ending beside the spoke up nicks it
+    by 0.06 mm, leaving it wider than the zone's minimum thickness: the spoke still joins J1.1 to the fill, and so to
+    J2.1, as KiCad finds (c2_teres_keyboard's TQFP: a corner pin's nicked spoke joins the fill under the chip to the
+    pour). Cut across, it does not."""
+    path = g.write(g.two_ground_pads(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    s1, gnd = (next(n for n, name in board.net_names.items() if name == net) for net in ("S1", "GND"))
+    corners = [(9.075, 7.3), (9.075, 8.925), (10.925, 8.925), (10.925, 7.0)]
+    cuts = [Track(a, b, 0.25, "F.Cu", s1) for a, b in zip(corners, corners[1:])]
+    nick = cuts + [Track((10.925, 7.0), (10.56, 7.0), 0.25, "F.Cu", s1)]
+    across = cuts + [Track((10.925, 7.0), (9.6, 7.0), 0.25, "F.Cu", s1)]
+    variants = {"cuts": cuts, "nick": nick, "across": across}
+    groups = {name: len(pad_groups(board, tracks, (), predict(board, rules, tracks))[gnd])
+              for name, tracks in variants.items()}
+    assert groups == {"cuts": 1, "nick": 1, "across": 2}
+    if kicad_available() and JUDGE.is_dir():       # S1's tracks join none of its pads: as many apart in each
+        apart = {}
+        for name, tracks in variants.items():
+            routed = tmp_path / f"{name}.kicad_pcb"
+            routed.write_text(with_items(path.read_text(), board.version, board.net_names, tracks, ()))
+            routed.with_suffix(".kicad_pro").write_text(path.with_suffix(".kicad_pro").read_text())
+            apart[name] = judge().drc(str(routed), refill=True)["unconnected"]
+        assert apart["nick"] == apart["cuts"] and apart["across"] == apart["cuts"] + 1
+
+
 def test_a_teardrop_fills_through_a_pour_keepout_and_knocks_out_the_zones_below(tmp_path):
     """KiCad fills teardrops through pour keep-outs: a teardrop of S1 wholly inside one still cuts the neck of GND
     fill beside it, and the two GND pads are left for routing to join."""
