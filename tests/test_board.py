@@ -183,6 +183,9 @@ def test_a_footprints_text_that_names_its_reference_is_as_long_as_the_reference(
      '(roundrect_rratio )))', "(roundrect_rratio ...) needs 1 number"),      # found by the fuzzer (seed 2414283250)
     ('(setup (pcbplotparams (scaleselection )))', "(scaleselection ...) needs a number"),     # seed 73702201
     ('(setup (pcbplotparams (mode 0x1F)))', "(mode ...) holds something that is not a number"),   # seed 1589086559
+    # a line style KiCad does not know (two lines swapped: seed 3201240781)
+    ('(gr_line (start 1 1) (end 2 2) (stroke (width 0.1) (type "Top Solder Paste")) (layer "F.SilkS"))',
+     'a (stroke ...) has (type Top Solder Paste), not one of dash'),
     # an integer too large for a float: no number to KiCad, which reads it as a double (it raised OverflowError)
     ('(segment (start 1 1) (end 2 2) (width ' + "9" * 400 + ') (layer "F.Cu") (net 0))', "(width ...) needs 1 number"),
     # a zone's saved fill is checked in a faster way (reader.PLAIN_FILL), yet refused where KiCad refuses it

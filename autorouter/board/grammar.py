@@ -182,6 +182,8 @@ NUMERIC = {
     "dashed_line_gap_ratio", "svgprecision", "outputformat", "scaleselection", "drillshape", "gerberprecision",
 }
 WORDS = {"at": {"unlocked"}, "drill": {"oval"}, "hatch": {"none", "edge", "full"}, "thickness": {"locked"}}
+# Items KiCad reads as one keyword of a few: any other word and it refuses the file
+CHOICES = {("stroke", "type"): {"solid", "dash", "dot", "dash_dot", "dash_dot_dot", "default"}}
 NOT_NUMERIC_IN = {("options", "clearance")}          # a custom pad's (clearance outline)
 NUMERIC_IN = {("pcbplotparams", "mode")}             # the plot mode, a number; a padstack's (mode custom) is a word
 # Not read by KiCad's board parser as items at all (named properties, embedded data): nothing below is checked.

@@ -152,7 +152,7 @@ def item_rule(parent, head, strict: bool) -> tuple:
     strict = strict and head not in grammar.LENIENT          # below a leniently read item only values count
     plan = values_plan(parent, head, strict)
     # check_values also bounds an (at ...)'s angle, whatever the grammar says of its values
-    return (head in grammar.UNREAD, strict, plan if plan != (None, None, None) or head == "at" else None,
+    return (head in grammar.UNREAD, strict, plan if plan != (None, None, None, None) or head == "at" else None,
             check_lists(parent, head, [], []) if strict else None)
 
 
@@ -184,17 +184,18 @@ def check_lists(parent, head, order: list, lists: list) -> str | None:
 
 def values_plan(parent, head, strict: bool) -> tuple:
     """What the grammar asks of the values of (head ...) in (parent ...): (how many numbers, or None; how many
-    values a net item holds, or None; the words allowed besides numbers, or None when they need not be numbers)."""
+    values a net item holds, or None; the words allowed besides numbers, or None when they need not be numbers;
+    the keywords of which it holds one, or None)."""
     count = grammar.number_count(parent, head) if strict else None
     net = grammar.net_values(parent) if head == "net" and strict else None
     words = grammar.WORDS.get(head, ()) if grammar.holds_numbers(parent, head) else None
-    return count, net, words
+    return count, net, words, grammar.CHOICES.get((parent, head)) if strict else None
 
 
 def check_values(parent, head, atoms: list, plan: tuple, empty: bool = False) -> str | None:
     """What is wrong with the values (numbers, names) an item holds, or None.
     plan: values_plan(parent, head, strict); empty: the item holds nothing at all."""
-    count, net, words = plan
+    count, net, words, choices = plan
     try:
         numbers = sum(map(math.isfinite, atoms))    # all numbers, as JSON gives most: is_number's answer, in C
     except (TypeError, OverflowError):
@@ -210,6 +211,8 @@ def check_values(parent, head, atoms: list, plan: tuple, empty: bool = False) ->
         return f"({head} ...) holds something that is not a number"
     if head == "at" and len(atoms) > 2 and is_number(atoms[2]) and abs(float(atoms[2])) > MAX_ANGLE:
         return f"a rotation of {atoms[2]} degrees"
+    if choices and not (len(atoms) == 1 and atoms[0] in choices):
+        return f"a ({parent} ...) has ({head} {' '.join(map(str, atoms))}), not one of {', '.join(sorted(choices))}"
     return None
 
 
