@@ -385,7 +385,6 @@ def test_a_neck_that_finds_no_way_either_is_undone(tmp_path):
     """The slot out of the pocket is too narrow for any track the board allows: necked in the first iteration, the
     net still finds no way in the second, so its width was not what blocked it. It goes back to its class's width
     (a power net must not end thin for nothing) and is never necked again."""
-    from functools import partial
     import generated
     from autorouter.board import load_board
     from autorouter.board.rules import load_rules
