@@ -30,10 +30,6 @@ from .nets import NetTask, mark_conflicts
 
 NO_PATH = "no path to pad "     # a failed search's reason, before the pads' names (pipeline's report adds its walls)
 NECK_BY = 20    # iterations after which the nets still in conflict are offered smaller sizes, if they were not yet
-# At a new best with this many nets in conflict or fewer, negotiation tries its own ending (the connections in conflict
-# dropped and rerouted with the others as walls) and stops where that joins every one of them: the boards whose
-# negotiation stalls with a few nets in conflict were routed whole so anyway, after iterating on until the stall rule
-SETTLE_AT = 8
 
 
 @dataclass
@@ -130,7 +126,6 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
     iteration, converged, why, cut = 0, False, "", ""
     best_shared, since_best = None, 0
     best = Best()
-    settle_below = SETTLE_AT + 1      # an ending is tried again only with fewer nets in conflict than the last
     trial: dict = {}              # net necked in the first iteration -> (its task before, connections it failed)
     kept_wide: set[int] = set()   # nets whose trial neck did not help: never necked again
     start = time.monotonic()
@@ -165,8 +160,8 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
                 break
         shared = occ.add_history(routes.values(), config.hist_fac)
         pending = nets_in_conflict(tasks, routes, occ)
-        # an iteration cut part-way is no candidate: its nets were not all rerouted
-        improved = not why and best.offer(routes, len(pending), shared)
+        if not why:             # an iteration cut part-way is no candidate: its nets were not all rerouted
+            best.offer(routes, len(pending), shared)
         if on_progress:
             failed = sum(1 for r in routes.values() if r.failed)
             on_progress({"stage": "iteration", "iteration": iteration, "nets": len(routes) - failed,
@@ -187,7 +182,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
                 mark_conflicts(tasks, lattice)
                 pending = rip_up(set(back), tasks, routes, occ, pending)
                 kept_wide |= set(back)
-                best, improved = Best(), False
+                best = Best()
         if iteration == 1:
             # the nets that found no way at all, where other nets are only prices, never will at their sizes (a
             # track too wide for the channels between a BGA's balls): narrower at once
@@ -206,7 +201,7 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
                 trial = {net: (before[net], len(routes[net].failed)) for net in changed}
             pending = rip_up(changed, tasks, routes, occ, pending)     # they come back narrower, as new tasks
             if changed:
-                best, improved = Best(), False      # routes from before the neck are not the tasks' any more
+                best = Best()           # routes from before the neck are not the tasks' any more
             if iteration > 1:           # the nets in conflict are necked once
                 neck = None
                 best_shared, since_best = None, 0
@@ -214,12 +209,6 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
         if not pending:
             converged = True
             break
-        if improved and len(pending) < settle_below:
-            if ends_whole(tasks, routes, occ, radii, ctx):
-                converged = True            # nothing is shared, and every connection is joined
-                break
-            settle_below = len(pending)
-            best.restore(routes, occ)
         if since_best >= config.stall_iterations:
             why = f"no progress in {since_best} iterations"
             break
@@ -243,15 +232,6 @@ def negotiate(tasks: list[NetTask], lattice, rules, engine, config, on_progress=
             on_progress({"stage": "repair", "nets": len(dropped)})
         repair([t for t in tasks if t.net in set(dropped)], routes, occ, radii, ctx)
     return Negotiation(routes, iteration, converged, dropped, why, ctx.search_seconds, ctx, tasks)
-
-
-def ends_whole(tasks, routes, occ, radii, ctx) -> bool:
-    """Whether negotiation's ending (drop_conflicts, then repair) joins every connection it drops; the routes and
-    occupancy are then legal, else the caller puts its best routes back."""
-    failing = sum(len(r.failed) for r in routes.values())
-    dropped = set(drop_conflicts(tasks, routes, occ, radii, "congestion"))
-    repair([t for t in tasks if t.net in dropped], routes, occ, radii, ctx)
-    return sum(len(r.failed) for r in routes.values()) == failing
 
 
 def time_for_another(began: float, until: float | None) -> bool:
@@ -281,25 +261,21 @@ class Best:
         """Keep a copy of these routes if they are the best so far; returns whether they were."""
         if self.score and score >= self.score:
             return False
-        self.routes = copies(routes)
+        self.routes = {net: replace(r, connections=list(r.connections), failed=list(r.failed))
+                       for net, r in routes.items()}
         self.score = score
         return True
 
     def restore(self, routes: dict, occ: Occupancy) -> None:
-        """Put copies of the best routes back in place of the last ones, in routes and in the occupancy."""
+        """Put the best routes back in place of the last ones, in routes and in the occupancy."""
         if not self.routes:
             return
         for r in routes.values():
             occ.add(r, -1)
         routes.clear()
-        routes.update(copies(self.routes))
+        routes.update(self.routes)
         for r in routes.values():
             occ.add(r, +1)
-
-
-def copies(routes: dict) -> dict:
-    """Routes that their originals' later changes in place (connections removed, failures added) leave as they are."""
-    return {net: replace(r, connections=list(r.connections), failed=list(r.failed)) for net, r in routes.items()}
 
 
 def repair(tasks: list[NetTask], routes: dict[int, NetRoute], occ: Occupancy, radii, ctx: Context) -> None:
