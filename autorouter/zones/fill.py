@@ -458,11 +458,16 @@ def spoke_guards(board: Board, rules, pieces: list[Piece],
     return guards
 
 
+def landed_ends(pieces: list[Piece]) -> set[tuple[int, str, int, float, float]]:
+    """(pad, layer, zone, end x, end y) of every spoke that ends in a piece of the fill."""
+    return {(i, piece.layer, piece.zone, end.x, end.y) for piece in pieces for i, _, end in piece.spokes}
+
+
 def meeting_bodies(board: Board, zone_index: int, layer: str, landed: set) -> list:
     """(pad, spoke) of the zone's relieved pads on the layer whose spoke ends in no piece of the fill but meets
     another pad's spoke (each end inside the other), which KiCad's filler adds too (its second test): a track of the
     net that ends on such a spoke ends in the fill (c4_usb_gigabit's R10.1, whose spoke up meets R14.2's down, and
-    whose track up ends on R14.2's). landed: (pad, layer, zone, end x, end y) of the spokes that end in a piece."""
+    whose track up ends on R14.2's). landed: landed_ends of the fill."""
     zone = board.zones[zone_index]
     own = [(i, body, end) for i, pad in enumerate(board.pads)
            if pad.net == zone.net and layer in pad.layers and connection(pad, zone) == "thermal"
@@ -487,7 +492,7 @@ def meeting_guards(board: Board, rules, pieces: list[Piece], chosen: dict) -> li
     meets a capacitor's: the track between the SOT's outer pins left it one spoke)."""
     if rules.min_spokes < 2:
         return []
-    landed = {(i, piece.layer, piece.zone, end.x, end.y) for piece in pieces for i, _, end in piece.spokes}
+    landed = landed_ends(pieces)
     count = {key: sum(len(g) for _, g in groups) for key, groups in chosen.items()}
     guards = []
     for zi, zone in enumerate(board.zones):

@@ -32,8 +32,8 @@ from shapely.strtree import STRtree
 
 from ..board.geometry import TOUCH
 from ..board.model import Board, Track, Via
-from .fill import (MARGIN, MEET, RELIEF_MARGIN, Copper, Piece, connection, meeting_bodies, pour_keepouts,
-                   prune_thin, relief_gap, relief_width, spokes)
+from .fill import (MARGIN, MEET, RELIEF_MARGIN, Copper, Piece, connection, landed_ends, meeting_bodies,
+                   pour_keepouts, prune_thin, relief_gap, relief_width, spokes)
 
 
 @dataclass
@@ -111,12 +111,11 @@ def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items:
                 r.island_spokes += 1
     fills: dict[tuple[int, str], list] = {}
     added: dict[tuple[int, str], list] = {}       # (zone, layer) -> (pad, spoke) KiCad adds to its fill, every pad's
-    landed = set()
     for piece in pieces:
         fills.setdefault((piece.zone, piece.layer), []).append(piece.shape)
-        for i, body, end in piece.spokes:
+        for i, body, _ in piece.spokes:
             added.setdefault((piece.zone, piece.layer), []).append((i, body))
-            landed.add((i, piece.layer, piece.zone, end.x, end.y))
+    landed = landed_ends(pieces)
     spokes_of: dict[tuple[int, str], BaseGeometry] = {}     # their union, made for the reliefs short of spokes
     ends = connected_ends(board, tracks, vias)
     for r in found.values():
@@ -242,8 +241,8 @@ def meeting_spokes(board: Board, r: Relief, landed: set, copper: Copper) -> int:
     """Of the relief's spokes whose end lies in no piece of the fill, those that meet a spoke of another relieved pad
     of the zone: each end inside the other spoke, which KiCad's filler keeps (its second test after the fill itself)
     and whose copper joins the two pads, so that its DRC counts the spoke; unless other nets' clearances (KiCad cuts
-    them out of the spokes after adding them) or its minimum width leave nothing that joins them. landed: (pad,
-    layer, zone, end x, end y) of the spokes that end in a piece."""
+    them out of the spokes after adding them) or its minimum width leave nothing that joins them. landed:
+    landed_ends of the fill."""
     pad, zone = board.pads[r.pad], board.zones[r.zone]
     loose = [(body, end) for body, end in spokes(pad, zone) if (r.pad, r.layer, r.zone, end.x, end.y) not in landed]
     if not loose:
