@@ -475,14 +475,18 @@ def stitch_islands(board: Board, rules, pieces: list[Piece], tracks=(), vias=(),
         pad = board.pads[r.pad]
         cls = rules.for_net(pad.net)
         sizes = list(dict.fromkeys([(cls.via_diameter, cls.via_drill)] + [rules.small_via] * bool(rules.small_via)))
-        elsewhere = shapely.union_all([p.shape for p, n in zip(pieces, outline)
-                                       if p.net == pad.net and p.layer != r.layer and n > 1])
+        # the net's well-joined fill on the other layers: whole planes, so only what of them lies under an island
+        # is joined (a union of them all took 1 s a relief on c6_teres_a64)
+        planes = np.array([p.shape for p, n in zip(pieces, outline) if p.net == pad.net and p.layer != r.layer
+                           and n > 1], dtype=object)
         on_tracks = np.concatenate([points_along(t) for t in list(board.tracks) + list(tracks) if t.net == pad.net]
                                    or [np.zeros((0, 2))])
         for island, n in zip(pieces, outline):
             if ((island.zone, island.layer) != (r.zone, r.layer) or n > 1
                     or r.pad not in [i for i, _, _ in island.spokes]):
                 continue
+            under = planes[shapely.intersects(planes, island.shape)] if planes.size else planes
+            elsewhere = shapely.union_all(shapely.intersection(under, island.shape))
             sites = via_sites(island.shape, elsewhere, on_tracks, (pad.x, pad.y))
             for (x, y), (diameter, drill) in ((site, size) for size in sizes for site in sites):
                 via = Via(round(float(x), 4), round(float(y), 4), diameter, drill, tuple(board.copper_layers), pad.net)
