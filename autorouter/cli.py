@@ -107,16 +107,13 @@ def main(argv=None) -> int:
         return EXIT_BAD_INPUT
 
 
-ROUTING_SHARE = 0.75    # of --time-limit, for routing: the rest is for what follows the last search (the report's
-                        # joins and fill prediction, the check and the write: 66 s of teres_a64's 306 s at 0.8)
-
-
 class StopFlag:
     """Ctrl-C, SIGTERM and --time-limit ask the router to stop between two searches (well within a second), once
     it is routing; before that, a signal aborts at once, as does a second one. The time limit stops routing at
     ROUTING_SHARE of it, so that the whole run ends within it."""
 
     def __init__(self, time_limit: float):
+        from .pipeline import ROUTING_SHARE
         self.deadline = time.monotonic() + ROUTING_SHARE * time_limit if time_limit else None
         self.signal = ""
         self.routing = False

@@ -153,6 +153,9 @@ def board_lattice(board: Board, rules: DesignRules, config: RouterConfig) -> Lat
     return make_lattice(bounds, layers, choose_pitch(bounds, len(layers), pitch, config))
 
 
+# Of --time-limit, the share routing may take: the rest is for what follows it (the report's joins and fill
+# prediction, the check and the write: 66 s of teres_a64's 306 s at 0.8). The CLI's stop flag says "time limit" then.
+ROUTING_SHARE = 0.75
 # Of --time-limit, the share negotiation's iterations may take (counted from the start of routing): what follows
 # them (the repair of the connections dropped, make_room, the finishing rounds) needs the rest, up to the CLI's
 # ROUTING_SHARE. A board cut off mid-negotiation without that time loses every connection still in conflict.
@@ -162,6 +165,16 @@ NEGOTIATION_SHARE = 0.7
 # smallest sizes, the thermal reliefs) none, though they join more per second there (benchmarks/CORPUS.md).
 ROOM_SHARE = 0.6
 
+# Where routing has a deadline, the join rounds (and the detail joins) end while the relief stage after them still
+# has the time of this many fill predictions (as long as the longest the rounds made) before it: that stage predicts
+# the fills once more, and three times with stitching vias (c6_teres_a64, whose prediction takes 12 s: its rounds ran
+# 38 s past the deadline, and its reliefs were fed without stitching vias).
+RELIEF_FILLS = 4
+# ... and negotiation (make_room too) ends earlier by the time of this many predictions of the board's fills as they
+# were at set-up (a routed board's take two or three times as long): the repair, the join rounds' first prediction and
+# the reliefs' need it (c6_teres_a64, 4.6 s at set-up: its repair ended past routing's deadline, and so did its
+# reliefs' feeding, without stitching vias).
+FINISH_FILLS = 6
 # Rounds of joining what is still apart once negotiation is over. A join can cut another net's fill (two zones
 # that share a layer), which the next round joins again: rounds go on while the joins still missing fall, and stop
 # after FINISH_STALL rounds without a new low.
@@ -207,11 +220,12 @@ class Joined(NamedTuple):
 
 
 def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset(),
-           fills_before=(), report=lambda event: None) -> Joined:
+           fills_before=(), report=lambda event: None, until: float | None = None) -> Joined:
     """join_rounds, then once more if some thermal relief is left short that no stub could feed: the nets whose
     copper crowds it move away (clear_areas), and the result with fewer joins missing, then fewer reliefs short, is
-    kept."""
-    first = join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before, report)
+    kept. until: the time.monotonic() by which routing ends (None: no limit)."""
+    first = join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before, report,
+                        until=until)
     if outcome.context.should_stop():
         return first
     short = short_reliefs(board, rules, first, starved_before)
@@ -222,7 +236,7 @@ def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starv
     if not clear_areas(outcome, relief_areas(board, lattice, short, fills_before)):
         return first
     second = join_rounds(board, rules, profiles, lattice, config, scope, first.tasks, outcome, starved_before,
-                         report, previous=first)
+                         report, previous=first, until=until)
     if ((missing_joins(second.groups, scope), len(short_reliefs(board, rules, second, starved_before)))
             < (missing_joins(first.groups, scope), len(short))):
         return second
@@ -256,13 +270,15 @@ def relief_areas(board, lattice, short, fills_before) -> list[tuple[np.ndarray, 
 
 
 def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset(),
-                report=lambda event: None, previous: Joined | None = None):
+                report=lambda event: None, previous: Joined | None = None, until: float | None = None):
     """Join what negotiation left apart: connections it dropped, and pads that the zone fills no longer join once
     the new tracks cut them (KiCad's refill predicted with them). Each round searches the missing joins with every
     other net as a wall (strict: whatever is found is legal); the first at the nets' own sizes, the later ones with
     the board's smallest track and via, which fit where the class sizes do not. Last, thermal reliefs the new
     copper starved get a stub into their fill (zones.feed_starved). Returns them as Joined. previous: what an
-    earlier call ended with, whose fills are predicted again only where the copper has changed since."""
+    earlier call ended with, whose fills are predicted again only where the copper has changed since. until: the
+    time.monotonic() by which routing ends: the joining stops while the reliefs still have RELIEF_FILLS fill
+    predictions' time before it, and stitching vias are added only before it."""
     tasks = list(tasks)
     hole_gap = rules.hole_to_hole + config.clearance_margin
     fewest, stalled = None, 0
@@ -271,6 +287,15 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
     # the (tracks, vias, fills) predicted last: the next state is predicted from it
     last = None if previous is None else (previous.tracks, previous.vias, previous.fills)
     items_memo: dict = {}         # each net's items, while its connections stay (routes_to_items)
+    stop = outcome.context.should_stop
+    fill_seconds = 0.0            # the longest fill prediction so far
+
+    def out_of_time() -> str:
+        """stop's answer, or "time limit" once the reliefs would no longer have their time before until."""
+        why = stop()
+        if why or until is None:
+            return why
+        return "time limit" if time.monotonic() + RELIEF_FILLS * fill_seconds > until else ""
 
     def items_now():
         """The new tracks and vias as the routes stand."""
@@ -281,14 +306,16 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
         groups. A state met before in this round (the ways tried come back to it when undone, and the next round
         starts on the last one) is not predicted again, and a new one only where its items differ from the last
         state's (predict's since): the fill is finishing's main cost."""
-        nonlocal seen, last
+        nonlocal seen, last, fill_seconds
         tracks, vias = items_now()
         key = (tuple(tracks), tuple(vias))
         if key not in seen:
             pieces = []
             if board.zones:
+                t0 = time.monotonic()
                 since = None if last is None else (last[2], changed_items(last[0], last[1], tracks, vias))
                 pieces = predict_fill(board, rules, tracks, vias, since=since)
+                fill_seconds = max(fill_seconds, time.monotonic() - t0)
             last = tracks, vias, pieces
             seen[key] = pieces, pad_groups(board, tracks, vias, pieces)
         if forget_others:
@@ -325,33 +352,38 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
                                  [size.track_width for _, size in stubs], track_index(items_now()[0], lattice),
                                  rules.max_clearance))
 
-    for round_ in range(FINISH_ROUNDS + 1):
-        tracks, vias, pieces, groups = copper_now(forget_others=True)
-        apart = apart_in(groups)
-        missing = missing_joins(groups, scope)
-        fewest, stalled = (missing, 0) if fewest is None or missing < fewest else (fewest, stalled + 1)
-        stopping = outcome.context.should_stop()
-        report({"stage": "joining", "round": round_ + 1, "missing": missing})
-        if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
-            # the reliefs are fed even when time is up (a starved relief is a DRC error): with stubs, which cost
-            # little, though not with stitching vias, which cut every plane they pass (75 s on teres_a64)
-            relief = None
-            if pieces:
-                since = None if previous is None or previous.relief_fills is None else \
-                    (previous.relief_fills, changed_items(previous.tracks, previous.vias, tracks, vias))
-                relief = relief_fill(board, rules, tracks, vias, since=since)
-            finished = Joined(tasks, tracks, vias, pieces, groups, relief)
-            if apart and not stopping:
-                report({"stage": "detail joins"})
-                finished = detail_joins(board, rules, config, scope, starved_before, finished,
-                                        outcome.context.should_stop)
-            if relief is None:
-                return finished
-            report({"stage": "thermal reliefs"})
-            return feed_reliefs(board, rules, config, scope, starved_before, finished, not stopping)
-        failed = rejoin(apart)
-        if failed:
-            make_ways(failed, outcome, now, tried, rejoin, stubs_clear)
+    outcome.context.should_stop = out_of_time
+    try:
+        for round_ in range(FINISH_ROUNDS + 1):
+            tracks, vias, pieces, groups = copper_now(forget_others=True)
+            apart = apart_in(groups)
+            missing = missing_joins(groups, scope)
+            fewest, stalled = (missing, 0) if fewest is None or missing < fewest else (fewest, stalled + 1)
+            stopping = outcome.context.should_stop()
+            report({"stage": "joining", "round": round_ + 1, "missing": missing})
+            if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
+                # the reliefs are fed even when time is up (a starved relief is a DRC error): with stubs, which cost
+                # little, and with stitching vias, which cut every plane they pass (three fill predictions), only
+                # before routing's deadline
+                relief = None
+                if pieces:
+                    since = None if previous is None or previous.relief_fills is None else \
+                        (previous.relief_fills, changed_items(previous.tracks, previous.vias, tracks, vias))
+                    relief = relief_fill(board, rules, tracks, vias, since=since)
+                finished = Joined(tasks, tracks, vias, pieces, groups, relief)
+                if apart and not stopping:
+                    report({"stage": "detail joins"})
+                    finished = detail_joins(board, rules, config, scope, starved_before, finished,
+                                            outcome.context.should_stop)
+                if relief is None:
+                    return finished
+                report({"stage": "thermal reliefs"})
+                return feed_reliefs(board, rules, config, scope, starved_before, finished, not stop())
+            failed = rejoin(apart)
+            if failed:
+                make_ways(failed, outcome, now, tried, rejoin, stubs_clear)
+    finally:
+        outcome.context.should_stop = stop
 
 
 def detail_joins(board, rules, config, scope, starved_before, joined: Joined, should_stop) -> Joined:
@@ -505,13 +537,16 @@ def make_ways(failed: list, outcome, now, tried: set, rejoin, stubs_clear) -> No
                 made(one)
 
 
-def settle(tasks, board, rules, profiles, lattice, engine, config, report, should_stop, started: float):
+def settle(tasks, board, rules, profiles, lattice, engine, config, report, should_stop, started: float,
+           fill_seconds: float = 0.0):
     """Negotiation, then make_room for the nets it leaves short. Where connections are still missing and the time
     left allows another as long, negotiation starts over with config.hist_fac_again: which history schedule settles
-    a congested board differs from board to board (benchmarks/CORPUS.md), and the outcome that joins more is kept."""
+    a congested board differs from board to board (benchmarks/CORPUS.md), and the outcome that joins more is kept.
+    fill_seconds: how long the board's zone fills took to predict at set-up; negotiation and make_room end
+    FINISH_FILLS times that earlier, the time finishing's fill predictions take."""
     limit = config.time_limit
-    until = started + NEGOTIATION_SHARE * limit if limit else None
-    room_until = started + ROOM_SHARE * limit if limit else None
+    until = started + NEGOTIATION_SHARE * limit - FINISH_FILLS * fill_seconds if limit else None
+    room_until = started + ROOM_SHARE * limit - FINISH_FILLS * fill_seconds if limit else None
 
     def attempt(hist_fac: float):
         run_config = replace(config, hist_fac=hist_fac)
@@ -602,10 +637,11 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
                 ready = replace(ready, tasks=build_tasks(board, rules, ready.profiles, ready.lattice, variant, nets,
                                                          pieces=ready.pieces))
         outcome = settle(ready.tasks, board, rules, ready.profiles, ready.lattice, engine, variant, report,
-                         should_stop, started)
+                         should_stop, started, ready.fill_seconds)
         t0 = time.monotonic()
         finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
-                          starved_before, ready.relief_fills, report)
+                          starved_before, ready.relief_fills, report,
+                          started + ROUTING_SHARE * config.time_limit if config.time_limit else None)
         done.append(Attempt(outcome, finished, should_stop(), ready.lattice))
         flaws.append([missing_joins(finished.groups, scope)])
         changes.append(", ".join(f"{f.name} {getattr(variant, f.name)}" for f in fields(variant)
@@ -638,6 +674,7 @@ class SetUp:
     apart: dict[int, int]       # net -> pad groups before routing
     timings: dict[str, float]   # "lattice" and "pins and MST", seconds
     guards: list = field(default_factory=list)   # zones.spoke_guards of relief_fills
+    fill_seconds: float = 0.0   # how long the fills took to predict (finishing predicts them again: settle)
 
 
 def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str] | None = None,
@@ -650,9 +687,11 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
     lattice = board_lattice(board, rules, config)
     report({"stage": "lattice", "shape": lattice.shape, "pitch": lattice.pitch})
     if like is None:
+        t1 = time.monotonic()
         pieces, relief_fills, guards = starting_fills(board, rules)
+        fill_seconds = time.monotonic() - t1
     else:
-        pieces, relief_fills, guards = like.pieces, like.relief_fills, like.guards
+        pieces, relief_fills, guards, fill_seconds = like.pieces, like.relief_fills, like.guards, like.fill_seconds
     profiles = build_obstacles(board, rules, lattice, config.clearance_margin, guards)
     # rasterise the sizes the nets try first now, so that the lattice stage owns its time
     profiles.prepare({first_sizes(rules.for_net(n.number), rules, config) for n in board.nets if n.number})
@@ -662,7 +701,7 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
     scope = {net for net, name in board.net_names.items() if net and (nets is None or name in nets)}
     apart = {net: len(g) for net, g in pad_groups(board, pieces=pieces).items() if net in scope}
     timings["pins and MST"] = time.monotonic() - t0
-    return SetUp(lattice, pieces, relief_fills, profiles, tasks, scope, apart, timings, guards)
+    return SetUp(lattice, pieces, relief_fills, profiles, tasks, scope, apart, timings, guards, fill_seconds)
 
 
 def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=None, nets: set[str] | None = None,
