@@ -157,7 +157,7 @@ def board_lattice(board: Board, rules: DesignRules, config: RouterConfig) -> Lat
 # prediction, the check and the write: 66 s of teres_a64's 306 s at 0.8). The CLI's stop flag says "time limit" then.
 ROUTING_SHARE = 0.75
 # Of --time-limit, the share negotiation's iterations may take (counted from the start of routing): what follows
-# them (the repair of the connections dropped, make_room, the finishing rounds) needs the rest, up to the CLI's
+# them (the repair of the connections dropped, make_room, the finishing rounds) needs the rest, up to
 # ROUTING_SHARE. A board cut off mid-negotiation without that time loses every connection still in conflict.
 NEGOTIATION_SHARE = 0.7
 # ... and the share by which make_room stops (at once where negotiation ran past it): on a board that does not
@@ -175,6 +175,7 @@ RELIEF_FILLS = 4
 # the reliefs' need it (c6_teres_a64, 4.6 s at set-up: its repair ended past routing's deadline, and so did its
 # reliefs' feeding, without stitching vias).
 FINISH_FILLS = 6
+
 # Rounds of joining what is still apart once negotiation is over. A join can cut another net's fill (two zones
 # that share a layer), which the next round joins again: rounds go on while the joins still missing fall, and stop
 # after FINISH_STALL rounds without a new low.

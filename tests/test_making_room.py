@@ -329,3 +329,32 @@ def test_the_second_negotiation_is_kept_only_when_it_joins_more(monkeypatch):
     assert settle(RouterConfig()) == ([0.4], 6)
     joined[0.4] = 3                                  # no time left for one as long as the first
     assert settle(RouterConfig(time_limit=10), started=time.monotonic() - 10) == ([0.4], 3)
+
+
+def test_with_a_time_limit_negotiation_leaves_finishing_the_time_of_its_fill_predictions(monkeypatch):
+    """Negotiation and make_room end FINISH_FILLS set-up fill predictions before their shares of the limit, so that
+    the repair, the join rounds and the reliefs' stitching vias still fit (c6_teres_a64's fills take 12 s once
+    routed); without a limit nothing ends them."""
+    from types import SimpleNamespace
+
+    from autorouter import pipeline
+    from autorouter.config import RouterConfig
+    ends = []
+
+    def negotiate(tasks, lattice, rules, engine, config, report, should_stop, neck, until):
+        ends.append(until)
+        return SimpleNamespace(routes={}, tasks=[])
+    monkeypatch.setattr(pipeline, "negotiate", negotiate)
+    monkeypatch.setattr(pipeline, "make_room", lambda outcome, report, until: ends.append(until))
+
+    def settle(config, fill_seconds):
+        ends.clear()
+        pipeline.settle([], None, None, None, None, None, config, lambda e: None, lambda: "", 100.0, fill_seconds)
+        return ends
+    limit = 300
+    assert settle(RouterConfig(time_limit=limit), 0.0) == [100.0 + pipeline.NEGOTIATION_SHARE * limit,
+                                                           100.0 + pipeline.ROOM_SHARE * limit]
+    reserve = pipeline.FINISH_FILLS * 5.0
+    assert settle(RouterConfig(time_limit=limit), 5.0) == [100.0 + pipeline.NEGOTIATION_SHARE * limit - reserve,
+                                                           100.0 + pipeline.ROOM_SHARE * limit - reserve]
+    assert settle(RouterConfig(time_limit=0), 5.0) == [None, None]

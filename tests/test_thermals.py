@@ -483,6 +483,27 @@ def test_reliefs_are_fed_when_time_runs_out_before_finishing(tmp_path, monkeypat
     assert len(fed) == 1 and not fed[0][0] and 0 < fed[0][1] and fed[0][2] <= fed[0][1], fed
 
 
+@needs_corpus
+def test_join_rounds_stop_in_time_for_the_reliefs_stitching_vias(tmp_path, monkeypatch):
+    # routing's deadline still ahead, but not the time of RELIEF_FILLS fill predictions (made huge here): the join
+    # rounds stop at once, no detail join is searched, and the reliefs are fed with stitching vias too (c6_teres_a64's
+    # rounds ran past the deadline, and its reliefs went without them)
+    from autorouter import pipeline
+    from autorouter.config import load_config
+    board = load_board(corpus_board("c2_tildagon_top", tmp_path))
+    config = replace(load_config(None, backend="cpu", time_limit=10_000), retries=0)
+    rules = load_rules(board, config)
+    stitched = []
+    feed_reliefs = pipeline.feed_reliefs
+    monkeypatch.setattr(pipeline, "feed_reliefs", lambda *a: stitched.append(a[-1]) or feed_reliefs(*a))
+    monkeypatch.setattr(pipeline, "RELIEF_FILLS", 1e9)
+    stages = []
+    pipeline.route(board, rules, config, on_progress=lambda event: stages.append(event["stage"]))
+    first = stages.index("joining")
+    assert stages[first:first + 2] == ["joining", "thermal reliefs"], stages
+    assert stitched[0] is True
+
+
 def test_a_fill_predicted_again_after_a_few_items_fills_only_the_zones_they_reach(tmp_path):
     # the fills with the cuts added, from the fills without them: as predicted afresh; with nothing changed, no
     # zone is filled again
