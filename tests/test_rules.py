@@ -90,6 +90,16 @@ def test_thermal_spoke_minimum(tmp_path):
             rules_of(bad)
 
 
+def test_thermal_spokes_are_not_checked_where_the_project_ignores_starved_thermal(tmp_path):
+    # KiCad's DRC reports no starved relief on c2_hexpansion, whose project sets the check's severity to ignore; a
+    # warning is still reported (and still avoided)
+    rules_of = lambda severity: load_rules(board_with_project(tmp_path, {"board": {"design_settings": {
+        "rules": {"min_resolved_spokes": 2}, "rule_severities": {"starved_thermal": severity}}},
+        "net_settings": {"classes": CLASSES}}), RouterConfig())
+    assert rules_of("ignore").min_spokes == 0
+    assert rules_of("warning").min_spokes == 2 and rules_of("error").min_spokes == 2
+
+
 def test_a_pads_own_clearance_overrides_the_classes_down_to_the_board_minimum(tmp_path):
     project = {"net_settings": {"classes": CLASSES, "netclass_assignments": {"GND": "POWER"}},
                "board": {"design_settings": {"rules": {"min_clearance": 0.1}}}}

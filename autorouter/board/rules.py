@@ -200,9 +200,13 @@ def smallest_track(data: dict, min_track: float) -> float:
     return min((w for w in fits if w > 0 and w >= min_track), default=0.0)
 
 
-def spoke_count(value, source: str) -> int:
+def spoke_count(value, source: str, severities=None) -> int:
     """The board's minimum of thermal spokes (design_settings.rules.min_resolved_spokes): KiCad's default where it
-    is absent; a count that is no whole non-negative number is refused naming the file and the value."""
+    is absent, and 0 (not checked) where the project's rule_severities ignore starved_thermal, as KiCad's DRC then
+    reports none (c2_hexpansion, c2_tildagon_top); a count that is no whole non-negative number is refused naming the
+    file and the value."""
+    if isinstance(severities, dict) and severities.get("starved_thermal") == "ignore":
+        return 0
     if value is None:
         return SPOKES_KEPT
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or value != int(value):
@@ -236,7 +240,8 @@ POSITIVE = {"track_width": True, "clearance": False, "via_diameter": True, "via_
 
 
 def rules_from_project(data: dict, board: Board, defaults: dict, source: str) -> DesignRules:
-    raw_minimums = ((data.get("board") or {}).get("design_settings") or {}).get("rules") or {}
+    design = (data.get("board") or {}).get("design_settings") or {}
+    raw_minimums = design.get("rules") or {}
     minimum = {k: size(raw_minimums.get(k), 0.25 if k == "min_hole_to_hole" else 0.0, source,
                        f"board.design_settings.rules.{k}", positive=False) for k in MINIMUMS}
     min_track, min_clear = minimum["min_track_width"], minimum["min_clearance"]
@@ -273,7 +278,8 @@ def rules_from_project(data: dict, board: Board, defaults: dict, source: str) ->
                        source=source, notes=notes, min_track_width=min_track,
                        small_via=smallest_via(data, min_via, min_drill, min_annulus),
                        small_track=smallest_track(data, min_track),
-                       min_spokes=spoke_count(raw_minimums.get("min_resolved_spokes"), source),
+                       min_spokes=spoke_count(raw_minimums.get("min_resolved_spokes"), source,
+                                              design.get("rule_severities")),
                        min_clearance=min_clear)
 
 
