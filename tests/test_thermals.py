@@ -463,7 +463,7 @@ def test_reliefs_are_fed_when_time_runs_out_before_finishing(tmp_path, monkeypat
     # copper starved are still fed, by stubs alone (stitching vias cost a prediction of every plane they cut)
     from autorouter import pipeline
     from autorouter.config import load_config
-    board = load_board(corpus_board("c2_tildagon_top", tmp_path))
+    board = load_board(corpus_board("c2_teres_keyboard", tmp_path))
     config = load_config(None, backend="cpu")
     rules = load_rules(board, config)
     fed = []
@@ -490,7 +490,7 @@ def test_join_rounds_stop_in_time_for_the_reliefs_stitching_vias(tmp_path, monke
     # rounds ran past the deadline, and its reliefs went without them)
     from autorouter import pipeline
     from autorouter.config import load_config
-    board = load_board(corpus_board("c2_tildagon_top", tmp_path))
+    board = load_board(corpus_board("c2_teres_keyboard", tmp_path))
     config = replace(load_config(None, backend="cpu", time_limit=10_000), retries=0)
     rules = load_rules(board, config)
     stitched = []
