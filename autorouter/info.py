@@ -39,6 +39,7 @@ def board_info(board, rules, config) -> dict:
                         for c in rules.classes.values()],
         "edge_clearance": rules.edge_clearance,
         "hole_to_hole": rules.hole_to_hole,
+        "thermal_spokes": rules.min_spokes,      # the fewest a thermal relief needs; 0: not checked
         "lattice": {"shape": list(lattice.shape), "pitch_mm": round(lattice.pitch, 4), "nodes": lattice.size},
         "memory_estimate_mb": round(lattice_bytes / 2 ** 20, 1),
         "notes": rules.notes + board.warnings,

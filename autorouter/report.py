@@ -172,6 +172,7 @@ def render_info(console: Console, info: dict) -> None:
     board.add_row("existing tracks / vias / zones",
                   f"{info['existing_tracks']} / {info['existing_vias']} / {info['zones']}")
     board.add_row("edge clearance / hole to hole", f"{info['edge_clearance']} / {info['hole_to_hole']} mm")
+    board.add_row("thermal spokes needed", str(info["thermal_spokes"] or "not checked (the project's rules)"))
     L, R, C = info["lattice"]["shape"]
     board.add_row("lattice", f"{L} x {R} x {C} = {info['lattice']['nodes']:,} nodes at "
                              f"{info['lattice']['pitch_mm']} mm pitch")

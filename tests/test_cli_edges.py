@@ -86,6 +86,18 @@ def test_project_option_names_the_rules(tmp_path):
     assert_one_line_error(run("info", src, "--project", tmp_path / "none.kicad_pro"), "does not exist")
 
 
+def test_info_says_how_many_thermal_spokes_the_project_asks(tmp_path):
+    src = breakout(tmp_path, project=False)
+    data = json.loads(BREAKOUT.with_suffix(".kicad_pro").read_text())
+    project = tmp_path / "b.kicad_pro"
+    project.write_text(json.dumps(data))
+    assert json.loads(run("info", src, "--json", "--project", project).stdout)["thermal_spokes"] == 2
+    data["board"]["design_settings"].setdefault("rule_severities", {})["starved_thermal"] = "ignore"
+    project.write_text(json.dumps(data))
+    assert json.loads(run("info", src, "--json", "--project", project).stdout)["thermal_spokes"] == 0
+    assert "thermal spokes needed" in run("info", src, "--project", project).stdout
+
+
 # 3. failure labels and counts
 
 def test_connections_cut_off_by_the_time_limit_say_so(tmp_path):
