@@ -545,9 +545,9 @@ def settle(tasks, board, rules, profiles, lattice, engine, config, report, shoul
     a congested board differs from board to board (benchmarks/CORPUS.md), and the outcome that joins more is kept.
     fill_seconds: how long the board's zone fills took to predict at set-up; negotiation and make_room end
     FINISH_FILLS times that earlier, the time finishing's fill predictions take."""
-    limit = config.time_limit
-    until = started + NEGOTIATION_SHARE * limit - FINISH_FILLS * fill_seconds if limit else None
-    room_until = started + ROOM_SHARE * limit - FINISH_FILLS * fill_seconds if limit else None
+    limit, reserve = config.time_limit, FINISH_FILLS * fill_seconds
+    until = started + NEGOTIATION_SHARE * limit - reserve if limit else None
+    room_until = started + ROOM_SHARE * limit - reserve if limit else None
 
     def attempt(hist_fac: float):
         run_config = replace(config, hist_fac=hist_fac)

@@ -485,7 +485,7 @@ def stitch_islands(board: Board, rules, pieces: list[Piece], tracks=(), vias=(),
             if ((island.zone, island.layer) != (r.zone, r.layer) or n > 1
                     or r.pad not in [i for i, _, _ in island.spokes]):
                 continue
-            under = planes[shapely.intersects(planes, island.shape)] if planes.size else planes
+            under = planes[shapely.intersects(planes, island.shape)]
             elsewhere = shapely.union_all(shapely.intersection(under, island.shape))
             sites = via_sites(island.shape, elsewhere, on_tracks, (pad.x, pad.y))
             for (x, y), (diameter, drill) in ((site, size) for size in sizes for site in sites):
