@@ -112,9 +112,9 @@ class StopFlag:
     it is routing; before that, a signal aborts at once, as does a second one. The time limit stops routing at
     ROUTING_SHARE of it, so that the whole run ends within it."""
 
-    def __init__(self, time_limit: float):
-        from .pipeline import ROUTING_SHARE
-        self.deadline = time.monotonic() + ROUTING_SHARE * time_limit if time_limit else None
+    def __init__(self, config, started: float):
+        from .pipeline import ROUTING_SHARE, share_ends
+        self.deadline = share_ends(started, config, ROUTING_SHARE)
         self.signal = ""
         self.routing = False
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -162,7 +162,7 @@ def run_route(args, err) -> int:
     only = nets_named(args.nets, board) if args.nets else None
     if rules.source == "defaults" and not quiet:      # said first: every width and clearance hangs on it
         err.print(f"note: {rules.notes[0]}", highlight=False, markup=False)
-    stop = StopFlag(config.time_limit)
+    stop = StopFlag(config, started)
     with Progress(err, config.max_iterations, quiet) as progress:
         def on_progress(event: dict) -> None:
             stop.routing = stop.routing or event["stage"] == "tasks"      # negotiation starts: stop gracefully
@@ -172,7 +172,7 @@ def run_route(args, err) -> int:
         on_progress({"stage": "read", "nets": len(board.nets), "pads": len(board.pads),
                      "layers": len(board.copper_layers), "seconds": read_time, "backend": engine[0].name,
                      "device": getattr(engine[0], "device_name", ""), "rules": rules.source})
-        result = route(board, rules, config, on_progress, only, stop, engine)
+        result = route(board, rules, config, on_progress, only, stop, engine, started)
         on_progress({"stage": "check"})
         t0 = time.monotonic()
         report = check(board, rules, result.tracks, result.vias, only_new=True, fills=result.fills,

@@ -176,6 +176,13 @@ RELIEF_FILLS = 4
 # reliefs' feeding, without stitching vias).
 FINISH_FILLS = 6
 
+
+def share_ends(started: float, config, share: float) -> float | None:
+    """The time.monotonic() by which `share` of config.time_limit, counted from started, is spent (None: no limit).
+    Every deadline of a run is one of these, the CLI's stop flag's (ROUTING_SHARE) included."""
+    return started + share * config.time_limit if config.time_limit else None
+
+
 # Rounds of joining what is still apart once negotiation is over. A join can cut another net's fill (two zones
 # that share a layer), which the next round joins again: rounds go on while the joins still missing fall, and stop
 # after FINISH_STALL rounds without a new low.
@@ -545,9 +552,9 @@ def settle(tasks, board, rules, profiles, lattice, engine, config, report, shoul
     a congested board differs from board to board (benchmarks/CORPUS.md), and the outcome that joins more is kept.
     fill_seconds: how long the board's zone fills took to predict at set-up; negotiation and make_room end
     FINISH_FILLS times that earlier, the time finishing's fill predictions take."""
-    limit, reserve = config.time_limit, FINISH_FILLS * fill_seconds
-    until = started + NEGOTIATION_SHARE * limit - reserve if limit else None
-    room_until = started + ROOM_SHARE * limit - reserve if limit else None
+    until, room_until = share_ends(started, config, NEGOTIATION_SHARE), share_ends(started, config, ROOM_SHARE)
+    if config.time_limit:
+        until, room_until = until - FINISH_FILLS * fill_seconds, room_until - FINISH_FILLS * fill_seconds
 
     def attempt(hist_fac: float):
         run_config = replace(config, hist_fac=hist_fac)
@@ -621,7 +628,7 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
         if on_pins:                                     # the next retries are made on the first attempt's lattice
             ready, on_pins = first, False
         if done:
-            if should_stop() or (config.time_limit and t_start + longest > started + ROOM_SHARE * config.time_limit):
+            if should_stop() or (config.time_limit and t_start + longest > share_ends(started, config, ROOM_SHARE)):
                 break
             missing = min(f[0] for f in flaws)
             starved = 0 if missing else min(flaw(k)[1] for k in range(len(done)) if not flaws[k][0])
@@ -641,8 +648,7 @@ def best_attempt(board, rules, config, nets, engine, ready: SetUp, starved_befor
                          should_stop, started, ready.fill_seconds)
         t0 = time.monotonic()
         finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
-                          starved_before, ready.relief_fills, report,
-                          started + ROUTING_SHARE * config.time_limit if config.time_limit else None)
+                          starved_before, ready.relief_fills, report, share_ends(started, config, ROUTING_SHARE))
         done.append(Attempt(outcome, finished, should_stop(), ready.lattice))
         flaws.append([missing_joins(finished.groups, scope)])
         changes.append(", ".join(f"{f.name} {getattr(variant, f.name)}" for f in fields(variant)
@@ -706,10 +712,11 @@ def set_up(board: Board, rules: DesignRules, config: RouterConfig, nets: set[str
 
 
 def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=None, nets: set[str] | None = None,
-          should_stop=lambda: "", engine=None) -> RouteResult:
-    """engine: (engine, note) from make_search_engine, or None to make it here."""
+          should_stop=lambda: "", engine=None, started: float | None = None) -> RouteResult:
+    """engine: (engine, note) from make_search_engine, or None to make it here. started: the time.monotonic() from
+    which config.time_limit counts (the CLI's, which read the board before; now where not given)."""
     report = on_progress or (lambda event: None)
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     engine, engine_note = engine or make_search_engine(config)
     ready = set_up(board, rules, config, nets, report)
     scope, apart = ready.scope, ready.apart
