@@ -229,32 +229,28 @@ class Joined(NamedTuple):
 
 def finish(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset(),
            fills_before=(), report=lambda event: None, until: float | None = None) -> Joined:
-    """join_rounds, then the detail joins (detail_joins). Where some thermal relief is left short that no stub could
-    feed, the nets whose copper crowds it first move away (clear_areas) and the rounds run again, and the result
-    with fewer joins missing, then fewer reliefs short, is kept. The detail joins wait for that: after the clearing
-    they join more (c4_pico_ice, no time limit: 12 joins missing after the first rounds, none once cleared, joined
-    again and detailed), and they take the longest (90 s of pico_ice's 225 under `--time-limit 300`, which left the
-    clearing no time). until: the time.monotonic() by which routing ends (None: no limit)."""
-    def rounds(previous=None, **how):
-        return join_rounds(board, rules, profiles, lattice, config, scope, tasks if previous is None else
-                           previous.tasks, outcome, starved_before, report, previous, until, **how)
-    first = rounds(details=False)
+    """join_rounds, then once more if some thermal relief is left short that no stub could feed: the nets whose
+    copper crowds it move away (clear_areas), and the result with fewer joins missing, then fewer reliefs short, is
+    kept. until: the time.monotonic() by which routing ends (None: no limit)."""
+    first = join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before, report,
+                        until=until)
     if outcome.context.should_stop():
         return first
     short = short_reliefs(board, rules, first, starved_before)
-    if short:
-        kept = {net: NetRoute(list(r.connections), list(r.failed)) for net, r in outcome.routes.items()}
-        report({"stage": "clearing reliefs", "reliefs": len(short)})
-        if clear_areas(outcome, relief_areas(board, lattice, short, fills_before)):
-            second = rounds(first)
-            if ((missing_joins(second.groups, scope), len(short_reliefs(board, rules, second, starved_before)))
-                    < (missing_joins(first.groups, scope), len(short))):
-                return second
-            outcome.routes.clear()
-            outcome.routes.update(kept)
-    if not missing_joins(first.groups, scope):
+    if not short:
         return first
-    return rounds(first, most=0)
+    kept = {net: NetRoute(list(r.connections), list(r.failed)) for net, r in outcome.routes.items()}
+    report({"stage": "clearing reliefs", "reliefs": len(short)})
+    if not clear_areas(outcome, relief_areas(board, lattice, short, fills_before)):
+        return first
+    second = join_rounds(board, rules, profiles, lattice, config, scope, first.tasks, outcome, starved_before,
+                         report, previous=first, until=until)
+    if ((missing_joins(second.groups, scope), len(short_reliefs(board, rules, second, starved_before)))
+            < (missing_joins(first.groups, scope), len(short))):
+        return second
+    outcome.routes.clear()
+    outcome.routes.update(kept)
+    return first
 
 
 def missing_joins(groups: dict[int, list], scope: set[int]) -> int:
@@ -282,13 +278,11 @@ def relief_areas(board, lattice, short, fills_before) -> list[tuple[np.ndarray, 
 
 
 def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, starved_before=frozenset(),
-                report=lambda event: None, previous: Joined | None = None, until: float | None = None,
-                most: int = FINISH_ROUNDS, details: bool = True):
+                report=lambda event: None, previous: Joined | None = None, until: float | None = None):
     """Join what negotiation left apart: connections it dropped, and pads that the zone fills no longer join once
     the new tracks cut them (KiCad's refill predicted with them). Each round searches the missing joins with every
     other net as a wall (strict: whatever is found is legal); the first at the nets' own sizes, the later ones with
-    the board's smallest track and via, which fit where the class sizes do not; at most `most` rounds (0: none).
-    Then, if details, the joins still missing in exact geometry (detail_joins). Last, thermal reliefs the new
+    the board's smallest track and via, which fit where the class sizes do not. Last, thermal reliefs the new
     copper starved get a stub into their fill (zones.feed_starved). Returns them as Joined. previous: what an
     earlier call ended with, whose fills are predicted again only where the copper has changed since. until: the
     time.monotonic() by which routing ends: the joining stops while the reliefs still have RELIEF_FILLS fill
@@ -368,14 +362,14 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
 
     outcome.context.should_stop = out_of_time
     try:
-        for round_ in range(most + 1):
+        for round_ in range(FINISH_ROUNDS + 1):
             tracks, vias, pieces, groups = copper_now(forget_others=True)
             apart = apart_in(groups)
             missing = missing_joins(groups, scope)
             fewest, stalled = (missing, 0) if fewest is None or missing < fewest else (fewest, stalled + 1)
             stopping = outcome.context.should_stop()
             report({"stage": "joining", "round": round_ + 1, "missing": missing})
-            if not apart or round_ == most or stalled >= FINISH_STALL or stopping:
+            if not apart or round_ == FINISH_ROUNDS or stalled >= FINISH_STALL or stopping:
                 # the reliefs are fed even when time is up (a starved relief is a DRC error): with stubs, which cost
                 # little, and with stitching vias, which cut every plane they pass (three fill predictions), only
                 # before routing's deadline
@@ -385,7 +379,7 @@ def join_rounds(board, rules, profiles, lattice, config, scope, tasks, outcome, 
                         (previous.relief_fills, changed_items(previous.tracks, previous.vias, tracks, vias))
                     relief = relief_fill(board, rules, tracks, vias, since=since)
                 finished = Joined(tasks, tracks, vias, pieces, groups, relief)
-                if apart and details and not stopping:
+                if apart and not stopping:
                     report({"stage": "detail joins"})
                     finished = detail_joins(board, rules, config, scope, starved_before, finished,
                                             outcome.context.should_stop)
