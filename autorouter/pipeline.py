@@ -177,10 +177,11 @@ RELIEF_FILLS = 4
 FINISH_FILLS = 6
 
 
-def share_ends(started: float, config, share: float) -> float | None:
-    """The time.monotonic() by which `share` of config.time_limit, counted from started, is spent (None: no limit).
-    Every deadline of a run is one of these, the CLI's stop flag's (ROUTING_SHARE) included."""
-    return started + share * config.time_limit if config.time_limit else None
+def share_ends(started: float, config, share: float, less: float = 0.0) -> float | None:
+    """The time.monotonic() by which `share` of config.time_limit, counted from started, is spent, `less` seconds
+    earlier (None: no limit). Every deadline of a run is one of these, the CLI's stop flag's (ROUTING_SHARE)
+    included."""
+    return started + share * config.time_limit - less if config.time_limit else None
 
 
 # Rounds of joining what is still apart once negotiation is over. A join can cut another net's fill (two zones
@@ -552,9 +553,9 @@ def settle(tasks, board, rules, profiles, lattice, engine, config, report, shoul
     a congested board differs from board to board (benchmarks/CORPUS.md), and the outcome that joins more is kept.
     fill_seconds: how long the board's zone fills took to predict at set-up; negotiation and make_room end
     FINISH_FILLS times that earlier, the time finishing's fill predictions take."""
-    until, room_until = share_ends(started, config, NEGOTIATION_SHARE), share_ends(started, config, ROOM_SHARE)
-    if config.time_limit:
-        until, room_until = until - FINISH_FILLS * fill_seconds, room_until - FINISH_FILLS * fill_seconds
+    reserve = FINISH_FILLS * fill_seconds
+    until = share_ends(started, config, NEGOTIATION_SHARE, reserve)
+    room_until = share_ends(started, config, ROOM_SHARE, reserve)
 
     def attempt(hist_fac: float):
         run_config = replace(config, hist_fac=hist_fac)
