@@ -4,6 +4,7 @@ import pytest
 
 from autorouter.search import BLOCKED, ArrayCosts, RoiRequest, SearchStopped
 from autorouter.search.cpu import CpuEngine
+from autorouter.search.sweep import Reach
 from search_cases import blocked_source_requests, random_request, reference
 
 METHODS = ["sweep", "near_far"]
@@ -57,6 +58,29 @@ def test_a_search_for_paths_only_finds_the_exact_searchs_paths_in_fewer_sweeps(s
         if x.path is not None:
             assert np.array_equal(x.path, y.path) and x.cost == y.cost and x.sink == y.sink
     assert sum(y.rounds for y in paths) < sum(x.rounds for x in exact)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_search_for_paths_only_keeps_to_the_box_its_best_sink_allows(seed):
+    """Routing-like ROIs: sources and sinks close together in a large box. Once a sink is reached, the sweeps keep to
+    the rows and columns a path at its total can pass (Reach): the same best sink, total and path as with every
+    distance settled, and the box shrinks on these ROIs."""
+    rng = np.random.default_rng(300 + seed)
+    engine, shrunk = CpuEngine(64, "sweep"), 0
+    for _ in range(12):
+        shape = (int(rng.integers(1, 4)), 60, 80)
+        req = random_request(rng, shape, blocked=0.3, noisy=seed % 2 == 1)
+        r0, c0 = int(rng.integers(0, 48)), int(rng.integers(0, 68))
+        near = [np.ravel_multi_index((rng.integers(0, shape[0], k), rng.integers(r0, r0 + 12, k),
+                                      rng.integers(c0, c0 + 12, k)), shape) for k in (3, 2)]
+        req = RoiRequest(shape, req.costs, near[0], req.source_cost[:3], near[1], req.sink_cost[:2])
+        exact, paths = engine.search([req], keep_dist=True)[0], engine.search([req])[0]
+        assert (exact.path is None) == (paths.path is None)
+        if exact.path is not None:
+            assert np.array_equal(exact.path, paths.path) and exact.cost == paths.cost and exact.sink == paths.sink
+            full = (slice(None), slice(0, shape[1]), slice(0, shape[2]))
+            shrunk += Reach(req).box(exact.cost, full) != full
+    assert shrunk
 
 
 @pytest.mark.parametrize("seed", range(4))
