@@ -89,8 +89,7 @@ def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config,
     wrong = config.wrong_way_cost
     col_step = np.where(horizontal, STEP, STEP * wrong)
     row_step = np.where(horizontal, STEP * wrong, STEP)
-    cost_col = np.where(legal, np.minimum(np.rint(col_step * mult), COST_CAP), BLOCKED).astype(np.int64)
-    cost_row = np.where(legal, np.minimum(np.rint(row_step * mult), COST_CAP), BLOCKED).astype(np.int64)
+    cost_col, cost_row = (priced(step, mult, ~legal) for step in (col_step, row_step))
     vowner = profile.via_owner[rows, cols]
     via_ok = (vowner == FREE) | (vowner == net)
     crowd_v = occ.via.reshape(lattice.rows, lattice.cols)[rows, cols]
@@ -100,13 +99,25 @@ def roi_costs(task, lattice, occ, rows: slice, cols: slice, pres: float, config,
         crowd_v[r - rows.start, c - cols.start] -= 1
     hist_v = occ.hist_via.reshape(lattice.rows, lattice.cols)[rows, cols]
     vmult = (1.0 + hist_v) * (1.0 + pres * crowd_v)
-    via = np.minimum(np.rint(config.via_cost * STEP * vmult), COST_CAP)[None] + np.zeros((L, 1, 1))
+    via = priced(config.via_cost * STEP, vmult)[None]
     if wall:
         via_ok &= crowd_v < wall
     if own_vias is not None and own_vias.size:
         via_ok &= ~near_own_vias(lattice, own_vias, rows, cols, via_gap)
-    cost_via = np.where(legal & via_ok[None], via, BLOCKED).astype(np.int64)
+    cost_via = np.where(legal & via_ok[None], via, BLOCKED)
     return cost_col, cost_row, cost_via
+
+
+def priced(step, mult: np.ndarray, shut: np.ndarray | None = None) -> np.ndarray:
+    """rint(step x mult), at most COST_CAP, as int64, and BLOCKED where shut: each pass in place (the CPU engine
+    asks for these arrays on every search)."""
+    out = np.multiply(step, mult)
+    np.rint(out, out=out)
+    np.minimum(out, COST_CAP, out=out)
+    cost = out.astype(np.int64)
+    if shut is not None:
+        np.putmask(cost, shut, BLOCKED)
+    return cost
 
 
 def near_own_vias(lattice, sites: np.ndarray, rows: slice, cols: slice, gap: float) -> np.ndarray:
