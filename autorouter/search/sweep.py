@@ -64,7 +64,7 @@ def sweep_distances(req: RoiRequest, should_stop=None, bounded: bool = False) ->
     sweeps, shape = 0, None
     while True:
         part = d[box]                    # a view: an even number of scans ends in it (and spare in its buffer)
-        if part.shape != shape:          # made again only when the box shrinks: fresh pages cost their zeroing
+        if part.shape != shape:          # made again only when the box shrinks
             shape, before, spare = part.shape, np.empty_like(part), np.empty_like(part)
         np.copyto(before, part)
         for axis, reverse, prefix in scans:
