@@ -59,7 +59,7 @@ def sweep_distances(req: RoiRequest, should_stop=None, bounded: bool = False) ->
     d = np.full(req.shape, UNREACHED, dtype=np.int64)
     np.minimum.at(d.reshape(-1), req.sources, req.source_cost)
     scans = line_scans(req)
-    reach = Reach(req) if bounded else None
+    reach = Reach(req) if bounded and req.sinks.size else None
     box = (slice(None), slice(0, req.shape[1]), slice(0, req.shape[2]))
     sweeps, shape = 0, None
     while True:
@@ -105,24 +105,26 @@ class Reach:
     `step` (the least such cost in the ROI), so a node e rows or columns outside the box of the sources and sinks
     lies 2e steps farther from a source and a sink than they lie apart, and on no such path once those steps cost
     more than the limit leaves. The nodes on the shortest paths to the best sink, and the neighbours the walk back
-    tests against them, lie inside the box: their distances are exact."""
+    tests against them, lie inside the box: their distances are exact. For an ROI with sinks."""
 
     def __init__(self, req: RoiRequest):
         _, rows, cols = req.shape
         live = req.source_cost < BLOCKED
         self.sources = np.stack(np.divmod(req.sources[live] % (rows * cols), cols), 1)
         self.source_cost = req.source_cost[live]
-        self.sinks = np.stack(np.divmod(req.sinks % (rows * cols), cols), 1)
-        self.sink_cost = int(req.sink_cost.min()) if req.sink_cost.size else 0
+        sinks = np.stack(np.divmod(req.sinks % (rows * cols), cols), 1)
+        self.low, self.high = sinks.min(0), sinks.max(0)      # the sinks' box
+        self.sink_cost = int(req.sink_cost.min())
         self.step = max(1, int(min(req.cost_col.min(), req.cost_row.min())))
+        # each source's least cost to the sinks' box: its own and the steps to it
+        self.least = self.source_cost + self.step * np.maximum(np.maximum(self.low - self.sources,
+                                                                          self.sources - self.high), 0).sum(1)
 
     def box(self, limit: int, old: tuple) -> tuple:
         """The (layers, rows, cols) slices within old (rows and columns from start to stop) that a path at limit can
         reach."""
-        low, high = self.sinks.min(0), self.sinks.max(0)
-        # the sources a path at the limit can leave from: their cost and the steps to the sinks' box within it
-        apart = np.maximum(np.maximum(low - self.sources, self.sources - high), 0).sum(1)
-        use = self.source_cost + self.step * apart + self.sink_cost <= limit
+        low, high = self.low, self.high
+        use = self.least + self.sink_cost <= limit     # the sources a path at the limit can leave from
         if not use.any():
             return old
         sources = self.sources[use]
