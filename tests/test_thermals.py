@@ -259,6 +259,24 @@ def test_spokes_that_meet_a_neighbours_count(tmp_path):
         assert kicad_starved(with_tracks(path, cuts, tmp_path / "cut.kicad_pcb")) == 0
 
 
+def test_pads_whose_only_spokes_meet_each_other_are_starved(tmp_path):
+    """S1 tracks all round the two GND pads cut every spoke but the pair that meets between them: no spoke ends in
+    the fill, but KiCad's filler keeps the pair and its DRC counts one spoke a pad, so both are starved, for KiCad
+    and for us (c6_teres_a64's BGA balls, whose spokes meet at the centres of four balls where the escapes leave no
+    fill: KiCad found six of them starved that our check did not see)."""
+    path = g.write(g.spoke_pair(), tmp_path)
+    board = load_board(path)
+    rules = load_rules(board, RouterConfig())
+    s1 = next(n for n, name in board.net_names.items() if name == "S1")
+    cuts = ([Track((8.0, y), (12.0, y), 0.25, "F.Cu", s1) for y in (7.1, 8.9)]
+            + [Track((x, 7.1), (x, 8.9), 0.25, "F.Cu", s1) for x in (8.9, 11.1)])
+    found = {board.pads[r.pad].name: r.spokes for r in reliefs(board, rules, relief_fill(board, rules, cuts), cuts)}
+    assert found == {"J1.1": 1, "J1.2": 1}
+    assert starved_pads(board, rules, cuts) == {("J1.1", "F.Cu"), ("J1.2", "F.Cu")}
+    if kicad_available() and JUDGE.is_dir():
+        assert kicad_starved(with_tracks(path, cuts, tmp_path / "cut.kicad_pcb")) == 2
+
+
 def test_spokes_that_meet_are_kept_clear_where_a_pad_needs_them(tmp_path):
     """U1.2 has one spoke into the fill, and the one down that meets C1.1's: routing keeps the pair clear (on
     c4_hdmi_mipi a track between an SOT-23's outer pins cut such a pair and KiCad found the middle pin starved)."""

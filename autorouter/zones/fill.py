@@ -463,7 +463,17 @@ def landed_ends(pieces: list[Piece]) -> set[tuple[int, str, int, float, float]]:
     return {(i, piece.layer, piece.zone, end.x, end.y) for piece in pieces for i, _, end in piece.spokes}
 
 
-def meeting_bodies(board: Board, zone_index: int, layer: str, landed: set) -> list:
+def known_spokes(board: Board, pad_index: int, zone_index: int, known: dict | None) -> list[tuple[Polygon, Point]]:
+    """spokes() of a pad into a zone, remembered in known, a dict the caller keeps for one board (None: none kept):
+    a BGA's balls are each other's neighbours, and a zone's reliefs are the same on each of its layers."""
+    if known is None:
+        return spokes(board.pads[pad_index], board.zones[zone_index])
+    if (pad_index, zone_index) not in known:
+        known[pad_index, zone_index] = spokes(board.pads[pad_index], board.zones[zone_index])
+    return known[pad_index, zone_index]
+
+
+def meeting_bodies(board: Board, zone_index: int, layer: str, landed: set, known: dict | None = None) -> list:
     """(pad, spoke) of the zone's relieved pads on the layer whose spoke ends in no piece of the fill but meets
     another pad's spoke (each end inside the other), which KiCad's filler adds too (its second test): a track of the
     net that ends on such a spoke ends in the fill (c4_usb_gigabit's R10.1, whose spoke up meets R14.2's down, and
@@ -471,7 +481,7 @@ def meeting_bodies(board: Board, zone_index: int, layer: str, landed: set) -> li
     zone = board.zones[zone_index]
     own = [(i, body, end) for i, pad in enumerate(board.pads)
            if pad.net == zone.net and layer in pad.layers and connection(pad, zone) == "thermal"
-           and pad.outline.intersects(zone.outline) for body, end in spokes(pad, zone)]
+           and pad.outline.intersects(zone.outline) for body, end in known_spokes(board, i, zone_index, known)]
     if not own:
         return []
     tree = STRtree([body.buffer(MEET) for _, body, _ in own])
