@@ -6,9 +6,10 @@ For each routed board in DIR (`NAME.routed.kicad_pcb` beside `NAME.unrouted.kica
 --route-only` leaves them; with --human, every board of the corpus and ../shared/boards is put there first with the
 human's own routing as the routed board, which needs no router run: 3 minutes on 2 cores): the thermal reliefs our
 check calls starved (zones.reliefs on our predicted fill) and those KiCad 9 finds starved once its zones are
-refilled (`kicad-cli pcb drc`, by item: corpus_bench.item_errors), each as pad and layer. One table: how many KiCad finds, how many both find, and the pads only one of them names. A
-relief KiCad finds and we do not is the costly kind: routing does not mend what its check does not see (issue 11's
-"our DRC agrees with KiCad's"). Needs KiCad 9 (`bash ../shared/judge/install-kicad.sh`).
+refilled (`kicad-cli pcb drc`, by item: corpus_bench.item_errors), each as pad and layer. One table: how many KiCad
+finds, how many both find, and the pads only one of them names. A relief KiCad finds and we do not is the costly
+kind: routing does not mend what its check does not see (issue 11's "our DRC agrees with KiCad's"). Needs KiCad 9
+(`bash ../shared/judge/install-kicad.sh`).
 """
 from __future__ import annotations
 
