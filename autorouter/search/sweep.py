@@ -15,6 +15,9 @@ import numpy as np
 from . import RoiRequest, stop_if_asked
 from .constants import BLOCKED, UNREACHED
 
+# the farthest a path may reach while no sink is: short of any sum through a blocked move
+NO_LIMIT = int(BLOCKED) - 1
+
 
 def line_scans(req: RoiRequest) -> list[tuple[int, bool, np.ndarray]]:
     """(axis, reversed, prefix sums of the entering costs) for both directions of every long axis. The costs do not
@@ -71,13 +74,13 @@ def sweep_distances(req: RoiRequest, should_stop=None, bounded: bool = False) ->
             part, spare = scan(part, sliced(prefix, box, axis, reverse), axis, reverse, spare), part
         if part.shape[0] > 1:
             layer_scan(part, req.cost_via[box])
-        limit = farthest(d, req) if bounded else int(BLOCKED) - 1
+        limit = farthest(d, req) if bounded else NO_LIMIT
         part[part > limit] = UNREACHED   # sums through a blocked move are no paths, nor (bounded) those past the limit
         sweeps += 1
         if np.array_equal(part, before):
             return d, sweeps
         stop_if_asked(should_stop)
-        if reach is not None and limit < int(BLOCKED) - 1:
+        if reach is not None and limit < NO_LIMIT:
             box = reach.box(limit, box)
 
 
@@ -96,8 +99,8 @@ def farthest(d: np.ndarray, req: RoiRequest) -> int:
     at = d.ravel()[req.sinks]
     reached = at < BLOCKED
     if not reached.any():
-        return int(BLOCKED) - 1
-    return min(int(BLOCKED) - 1, int((at[reached] + req.sink_cost[reached]).min()))
+        return NO_LIMIT
+    return min(NO_LIMIT, int((at[reached] + req.sink_cost[reached]).min()))
 
 
 class Reach:

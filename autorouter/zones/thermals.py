@@ -93,9 +93,10 @@ def joined_items(board: Board, pieces: list[Piece], own: dict, copper: Copper) -
 
 def reliefs(board: Board, rules, pieces: list[Piece], tracks=(), vias=(), items: list[int] | None = None,
             copper: Copper | None = None, outline: list[int] | None = None) -> list[Relief]:
-    """Every thermally relieved pad with a spoke into a piece of its zone's fill, per zone and layer, with the spokes
-    KiCad counts, and the fewest it asks (rules.min_spokes). pieces: zones.predict with the same tracks and vias;
-    items: their joined_items, copper: Copper with them, and outline: their outline_items, if known."""
+    """Every thermally relieved pad with a spoke into a piece of its zone's fill, or one that meets another pad's
+    spoke, per zone and layer, with the spokes KiCad counts, and the fewest it asks (rules.min_spokes). pieces:
+    zones.predict with the same tracks and vias; items: their joined_items, copper: Copper with them, and outline:
+    their outline_items, if known."""
     copper = copper or Copper(board, rules, tracks, vias, RELIEF_MARGIN)
     if outline is None:
         if items is None:
