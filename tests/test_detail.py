@@ -93,6 +93,53 @@ def test_reachable_says_what_the_search_finds(monkeypatch, seed):
         monkeypatch.undo()
 
 
+def path_cost(path, via_cost: float, price) -> float:
+    """A path's cost as cheapest_path counts it."""
+    from autorouter.detail.grid import TURN
+    total, came = 0.0, None
+    for a, b in zip(path, path[1:]):
+        if a[0] != b[0]:
+            total += via_cost + price[1][a[1:]] + price[0][b]
+            came = None
+            continue
+        step = (b[1] - a[1], b[2] - a[2])
+        total += (1.0 if 0 in step else math.sqrt(2)) + (TURN if came not in (None, step) else 0.0) + price[0][b]
+        came = step
+    return total
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_large_grid_searched_on_cells_first_finds_as_cheap_a_path(seed):
+    """cheapest_path on a grid past COARSE_FROM (cells first, then a band round their path) against A* point by point
+    on the whole grid: a path wherever there is one, all open, and as cheap within 1%; none where there is none.
+    Walls of other nets' copper at a price, a few closed boxes, and vias."""
+    import autorouter.detail.grid as grid
+    rng = np.random.default_rng(seed)
+    layers, rows, cols = 2, 330, 330
+    assert layers * rows * cols >= grid.COARSE_FROM
+    open_ = np.ones((layers, rows, cols), bool)
+    priced = np.zeros((layers, rows, cols))
+    for _ in range(40):
+        l, r, c = rng.integers(0, layers), rng.integers(0, rows - 40), rng.integers(0, cols - 40)
+        h, w = rng.integers(2, 40, 2)
+        if rng.random() < 0.5:
+            open_[l, r:r + h, c:c + w] = False
+        else:
+            priced[l, r:r + h, c:c + w] = 4.0
+    if seed == 3:                                 # the targets walled off on both layers: no path
+        open_[:, 280:, 280] = open_[:, 280, 280:] = False
+    via_open = rng.random((rows, cols)) < 0.02
+    sources, targets = np.zeros_like(open_), np.zeros_like(open_)
+    sources[0, 5:8, 5:8], targets[1, 300:310, 300:310] = True, True
+    price = (priced, np.where(via_open, 2.0, 0.0))
+    found = grid.cheapest_path(open_, via_open, sources, targets, 20.0, (305, 305), price=price)
+    best = grid.a_star(open_, via_open, sources, targets, 20.0, (305, 305), price=price)
+    assert (found is None) == (best is None) == (seed == 3)
+    if found is not None:
+        assert sources[found[0]] and targets[found[-1]] and all(open_[p] for p in found)
+        assert path_cost(found, 20.0, price) <= 1.01 * path_cost(best, 20.0, price)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_the_scanline_fill_covers_the_points_shapely_finds_in_the_shapes(seed):
     # discs, grown boxes, rings with holes and shapes past the window's edge, at random
