@@ -140,6 +140,21 @@ def test_a_large_grid_searched_on_cells_first_finds_as_cheap_a_path(seed):
         assert path_cost(found, 20.0, price) <= 1.01 * path_cost(best, 20.0, price)
 
 
+def test_shapes_grown_once_are_grown_as_grow_all_grows_them(monkeypatch):
+    """grown keeps each (shape, distance) it grew: equal shapes made apart share one, another distance is grown
+    anew, and a full store is emptied first; every answer is grow_all's."""
+    import autorouter.detail.grid as grid
+    from autorouter.board.geometry import grow_all
+    monkeypatch.setattr(grid, "_grown", {})
+    monkeypatch.setattr(grid, "GROWN_KEPT", 4)
+    shapes = [shapely.box(0, 0, 1, 1), shapely.Point(2, 2).buffer(0.3), shapely.box(0, 0, 1, 1)]
+    for distances in ([0.1, 0.2, 0.1], [0.1, 0.2, 0.3], [0.5, 0.5, 0.5]):
+        got = grid.grown(shapes, np.array(distances))
+        assert all(shapely.equals_exact(a, b, 0) for a, b in zip(got, grow_all(shapes, distances)))
+        assert len(grid._grown) <= 4
+    assert got[0] is got[2]
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_the_scanline_fill_covers_the_points_shapely_finds_in_the_shapes(seed):
     # discs, grown boxes, rings with holes and shapes past the window's edge, at random
