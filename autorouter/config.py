@@ -54,6 +54,11 @@ class RouterConfig:
     # a track to another pad of the net. Experimental: on the corpus it left track ends in fill that other nets'
     # tracks later cut away, and routed fewer connections on some 2-layer boards.
     join_fills: bool = False
+    # Pins of fine-pitch rows (0.5 mm and finer) led straight out this far past their pads' ends, side by side,
+    # before routing, as a human escapes a QFN (0: none). What routing does not reach of them is cut off.
+    # Experimental: at 0.5 mm it joined more on the boards short of joins and fewer on some that were whole
+    # (benchmarks/CORPUS.md, 2026-12-07, fifth session).
+    escape_length: float = 0.0
     # Corners cut at 45 degrees, this far along each leg in lattice pitches (0: square corners; 0.5, the most, turns a
     # staircase of single steps into one diagonal and shortens tracks by a few percent).
     chamfer: float = 0.5
@@ -107,6 +112,7 @@ class RouterConfig:
             "roi_margin_max": (0 <= self.roi_margin_max <= 1000, "0 .. 1000 mm"),
             "batch_size": (1 <= self.batch_size <= 4096, "1 .. 4096"),
             "partial_reroute_from": (0 <= self.partial_reroute_from <= 1_000_000, "0 .. 1000000"),
+            "escape_length": (0 <= self.escape_length <= 10, "0 .. 10 mm"),
             "chamfer": (0 <= self.chamfer <= 0.5, "0 .. 0.5 pitches"),
             "via_cost": (0 < self.via_cost <= 1000, "> 0 and <= 1000"),
             "wrong_way_cost": (1 <= self.wrong_way_cost <= 100, "1 .. 100"),

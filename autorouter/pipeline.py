@@ -17,6 +17,7 @@ from .board.model import Board, Track, Via, net_label
 from .board.rules import DesignRules
 from .config import RouterConfig
 from .detail import join_apart
+from .escapes import escaped, trimmed
 from .lattice import build_obstacles, choose_pitch, make_lattice
 from .lattice.align import MAX_ROW_REFINE, aligned_pitch, ball_grid, pin_row
 from .lattice.grid import Lattice
@@ -719,6 +720,8 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     report = on_progress or (lambda event: None)
     started = time.monotonic() if started is None else started
     engine, engine_note = engine or make_search_engine(config)
+    # from here on, the board as routing sees it: with its escapes and the pads at their ends
+    board, escapes = escaped(board, rules, config.escape_length) if config.escape_length else (board, [])
     ready = set_up(board, rules, config, nets, report)
     scope, apart = ready.scope, ready.apart
     timings = dict(ready.timings)
@@ -728,6 +731,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     outcome, finished, cut_short, lattice, kept = best_attempt(board, rules, config, nets, engine, ready,
                                                                starved_before, timings, report, should_stop, started)
     tasks, tracks, vias, fills, groups, relief_fills = finished
+    tracks = trimmed(escapes, tracks, vias) + list(tracks)
     engine_report = getattr(engine, "report", lambda: None)()
     notes = [n for n in (engine_note, engine_report, kept) if n] + list(dict.fromkeys(note for t in tasks
                                                                                       for note in t.notes))
