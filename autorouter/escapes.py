@@ -140,7 +140,8 @@ def legal(board: Board, rules: DesignRules, kept: list[Track], trial: list[Track
     (pads, tracks, vias, drawings, holes), from the escapes kept and from the other trials, from the board's edge,
     from keepouts and from other nets' solder-mask openings. Copper of its own net counts too, its pad aside: an
     escape that met another pad of its net would join the two for routing, which then need not reach it, and the
-    escape would be cut off with the join."""
+    escape would be cut off with the join. Nor may a zone of its net reach its end: the fills routing predicts would
+    then hold the pad there, which the board written has not."""
     ok = np.ones(len(trial), dtype=bool)
     # measured as KiCad does, from centre lines and centres less their half widths (a body's polygon is drawn
     # outside its true curve)
@@ -166,8 +167,13 @@ def legal(board: Board, rules: DesignRules, kept: list[Track], trial: list[Track
         a, _ = STRtree(holes).query(bodies, predicate="dwithin", distance=rules.hole_clearance + MARGIN)
         ok[a] = False
     edge = board.outline.boundary
+    zones_of = defaultdict(list)            # a zone of the escape's own net (a teardrop) must not take in its end's pad
+    for z in board.zones:
+        zones_of[z.net].append(z)
     for i, (t, body) in enumerate(zip(trial, bodies)):
-        if not ok[i]:
+        if not ok[i] or any(t.layer in z.layers and z.outline.intersects(circle(*t.end, t.width / 2 + MARGIN))
+                            for z in zones_of.get(t.net, ())):
+            ok[i] = False
             continue
         if not board.outline.contains(body) or shapely.distance(edge, body) < rules.edge_clearance + MARGIN:
             ok[i] = False
