@@ -46,8 +46,9 @@ def escaped(board: Board, rules: DesignRules, length: float) -> tuple[Board, lis
 
 
 def escape_tracks(board: Board, rules: DesignRules, length: float) -> list[tuple[Pad, Track]]:
-    """An escape for every pin of a fine-pitch row whose net has other pads to reach and no zone on the pin's layer:
-    `length` mm past the pad's outer end where that is legal, shorter where only that is, none where neither is."""
+    """An escape for every pin of a fine-pitch row whose net has other pads to reach and no zone (teardrops aside)
+    on the pin's layer: `length` mm past the pad's outer end where that is legal, shorter where only that is, none
+    where neither is."""
     kept: list[tuple[Pad, Track]] = []
     pending = candidates(board, rules, length)
     index = {id(p): k for k, p in enumerate(board.pads)}
