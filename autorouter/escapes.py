@@ -23,11 +23,9 @@ from shapely.geometry import LineString, Point
 from .board.geometry import centre_line, circle
 from .board.model import Board, Pad, Track
 from .board.rules import DesignRules
-from .lattice.align import surface_parts
+from .lattice.align import TOLERANCE, pad_rows, surface_parts
 
 MAX_PITCH = 0.5         # mm: rows no coarser than this get escapes (0.5 mm QFNs and finer)
-MIN_ROW = 4             # pads in a row at one spacing
-TOLERANCE = 1e-3        # mm: pad centres this near one line are in one row
 SLACK = 1e-4            # mm: below KiCad's resolution of interest (the checker's own tolerance)
 MARGIN = 0.002          # mm: added to each clearance an escape keeps
 SHORTER = (1.0, 0.6, 0.3)   # of the length asked, the lengths tried where the full one is not legal
@@ -104,16 +102,10 @@ def escape_width(rules: DesignRules, pad: Pad, row: list[Pad], k: int, pitch: fl
 
 
 def rows(part: list[Pad]):
-    """(pads in order, along: 0 for a row along x, pitch) for each row of MIN_ROW or more pads at one spacing no
+    """(pads in order, along: 0 for a row along x, pitch) for each row of pads (align.pad_rows) at one spacing no
     coarser than MAX_PITCH, whose pads are longer across the row than along it (pins, not a row of passives)."""
     for along in (0, 1):
-        lines: dict[int, list] = defaultdict(list)
-        for p in part:
-            lines[round((p.y, p.x)[along] / TOLERANCE)].append(p)
-        for row in lines.values():
-            if len(row) < MIN_ROW:
-                continue
-            row = sorted(row, key=lambda p: (p.x, p.y)[along])
+        for row in pad_rows(part, along):
             at = np.array([(p.x, p.y)[along] for p in row])
             steps = np.diff(at)
             pitch = float(steps.min())

@@ -112,6 +112,15 @@ class PinRow:
         return 0 < band < pitch
 
 
+def pad_rows(pads, along: int) -> list[list]:
+    """The pads on one line across `along` (0: side by side in x, at one y; 1: in y, at one x), MIN_ROW or more of
+    them, each line in order along it."""
+    lines: dict[int, list] = defaultdict(list)
+    for p in pads:
+        lines[round((p.y, p.x)[along] / TOLERANCE)].append(p)
+    return [sorted(row, key=lambda p: (p.x, p.y)[along]) for row in lines.values() if len(row) >= MIN_ROW]
+
+
 def pin_row(pads) -> PinRow | None:
     """The finest row of surface pads at one spacing (MIN_ROW of them or more, no coarser than MAX_ROW_PITCH), of
     the footprint with the most pads at that spacing: its pitch and pad width, and its pins' axes (those of its
@@ -123,12 +132,7 @@ def pin_row(pads) -> PinRow | None:
             continue
         found = []
         for along in (0, 1):            # rows along x (pins side by side in x, one y), then along y
-            lines: dict[int, list] = defaultdict(list)
-            for p in pins:
-                lines[round((p.y, p.x)[along] / TOLERANCE)].append(p)
-            for row in lines.values():
-                if len(row) < MIN_ROW:
-                    continue
+            for row in pad_rows(pins, along):
                 at = np.array([(p.x, p.y)[along] for p in row])
                 pitch = grid_pitch(at)
                 if pitch is not None and pitch <= MAX_ROW_PITCH:
