@@ -38,6 +38,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="search engine (default: auto)")
     r.add_argument("--nets", help="route only these nets (comma-separated names; case does not matter)")
     r.add_argument("--time-limit", type=float, help="stop after this many seconds and write the best result")
+    r.add_argument("--jobs", type=int, help="route this many attempts side by side, each in a process of its own, "
+                                            "and keep the best (default 1: one after another, as time allows)")
     r.add_argument("--pitch", type=float, help="lattice pitch in mm (default: from the design rules)")
     r.add_argument("--save-partial", action="store_true", help="on Ctrl-C, still write what is routed so far")
     r.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout, nothing else")
@@ -145,7 +147,8 @@ def run_route(args, err) -> int:
     from .report import Progress, render_summary, summary
     from .writeback import with_items, write_atomic
 
-    config = load_config(args.config, backend=args.backend, time_limit=args.time_limit, pitch=args.pitch)
+    config = load_config(args.config, backend=args.backend, time_limit=args.time_limit, pitch=args.pitch,
+                         jobs=args.jobs)
     if args.dump_config:
         return dump_config(args, config)
     if not args.board:
@@ -162,6 +165,8 @@ def run_route(args, err) -> int:
     only = nets_named(args.nets, board) if args.nets else None
     if rules.source == "defaults" and not quiet:      # said first: every width and clearance hangs on it
         err.print(f"note: {rules.notes[0]}", highlight=False, markup=False)
+    if config.jobs > 1 and config.retries:
+        return route_side_by_side(args, err, board, rules, config, out, preview, started, read_time, engine[0])
     stop = StopFlag(config, started)
     with Progress(err, config.max_iterations, quiet) as progress:
         def on_progress(event: dict) -> None:
@@ -211,6 +216,84 @@ def run_route(args, err) -> int:
     if interrupted and not args.save_partial:
         return 130
     complete = result.routed_connections == result.connections and not report.violations
+    return EXIT_OK if complete else EXIT_PARTIAL
+
+
+def route_side_by_side(args, err, board, rules, config, out, preview, started, read_time, engine) -> int:
+    """run_route where config.jobs asks for attempts side by side (jobs.py): each worker routes, checks and writes
+    in a folder of the run's own; the best worker's board is copied to the output, and its summary is the run's."""
+    import tempfile
+    import threading
+    from .board.rules import project_path
+    from .jobs import route_side_by_side as at_once, variants
+    from .outputs import backup_path, copy_project_files
+    from .report import Progress, render_summary
+    from .writeback import write_atomic
+
+    quiet = args.quiet or args.json or args.events
+    settings = variants(board, rules, config)
+    if config.time_limit:           # every worker ends within the run's limit, counted from the run's start
+        left = max(1.0, config.time_limit - (time.monotonic() - started))
+        settings = [(s.replace(time_limit=round(left, 3)), change) for s, change in settings]
+    passed = ((["--project", args.project] if args.project else []) + (["--nets", args.nets] if args.nets else [])
+              + (["--save-partial"] if args.save_partial else []))
+    if preview is not None:
+        passed += ["--preview", "{folder}/picture" + Path(preview).suffix]
+    stop = StopFlag(config, started)
+    stop.routing = True             # a signal is passed on to the workers, which stop gracefully
+    said = threading.Lock()
+    with Progress(err, config.max_iterations, quiet) as progress, \
+            tempfile.TemporaryDirectory(prefix="autorouter-") as folder:
+        def on_progress(event: dict) -> None:
+            with said:
+                progress.update(event)
+                if args.events:
+                    print(json.dumps({**event, "t": round(time.monotonic() - started, 3)}, default=list), flush=True)
+        on_progress({"stage": "read", "nets": len(board.nets), "pads": len(board.pads),
+                     "layers": len(board.copper_layers), "seconds": read_time, "backend": engine.name,
+                     "device": getattr(engine, "device_name", ""), "rules": rules.source})
+        on_progress({"stage": "attempts", "count": len(settings)})
+        # the first attempt's progress is the run's (the others' would interleave with it)
+        best, workers = at_once(args.board, settings, Path(folder), passed,
+                                lambda k, event: on_progress(event) if k == 0 and event["stage"] != "read" else None,
+                                lambda: stop.signal)
+        if best is None:
+            if stop.signal:
+                err.print("autorouter: interrupted; nothing written", highlight=False)
+                return 130
+            raise RuntimeError(f"no attempt wrote a board ({workers[0].error or 'no message'})")
+        # the worker's notes but where it copied the project files: beside its own board, not the output
+        info = {**best.summary, "notes": [n for n in best.summary["notes"] if "beside the output" not in n]}
+        written = None
+        if not stop.signal or args.save_partial:
+            if args.in_place:
+                backup = backup_path(out)
+                write_atomic(backup, Path(args.board).read_bytes())
+                info["notes"].append(f"the original board is kept as {backup}")
+            write_atomic(out, Path(best.summary["output"]).read_bytes())
+            info["notes"] += copy_project_files(Path(args.project or project_path(args.board)), out)
+            written = str(out)
+            if preview is not None and info.get("preview"):
+                write_atomic(preview, Path(info["preview"]).read_bytes())
+    info["output"] = written
+    info["preview"] = str(preview) if preview is not None and written and info.get("preview") else None
+    info["seconds"] = round(time.monotonic() - started, 2)
+    info["notes"].append(f"{len(workers)} attempts routed side by side: attempt {best.index + 1} ({best.change}) kept")
+    info["attempts"] = [{"changes": w.change, "connections_routed": (w.summary or {}).get("connections_routed"),
+                         "drc_violations": (w.summary or {}).get("drc_violations"),
+                         "seconds": (w.summary or {}).get("seconds")} for w in workers]
+    if args.kicad_drc:
+        from .check.kicad import kicad_summary
+        info["kicad"] = kicad_summary(written)
+    if args.events:
+        print(json.dumps({"stage": "summary", **info}), flush=True)
+    elif args.json:
+        print(json.dumps(info, indent=1))
+    else:
+        render_summary(err, info)
+    if stop.signal and not args.save_partial:
+        return 130
+    complete = info["connections_routed"] == info["connections"] and not info["drc_violations"]
     return EXIT_OK if complete else EXIT_PARTIAL
 
 

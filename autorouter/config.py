@@ -90,7 +90,10 @@ class RouterConfig:
     # Where joins are still missing once finished, or thermal reliefs starved, and the time limit allows, routing
     # starts over up to this many times, each with other costs (pipeline.RETRIES), and the attempt that joins the
     # most, then starves the fewest reliefs, is kept (0: never).
-    retries: int = 8
+    retries: int = 9
+    # Attempts routed side by side, each in a process of its own: the first this many of the user's settings and the
+    # retries', each with the whole time limit, and the best kept (jobs.py); 1: one after another, as time allows.
+    jobs: int = 1
     # Stop routing after this many seconds and write the best result (0: no limit).
     time_limit: float = 0.0
     # Search engine: auto (GPU when CuPy and a device are present), cpu or gpu.
@@ -127,6 +130,7 @@ class RouterConfig:
             "hist_fac": (0 <= self.hist_fac <= 1e6, "0 .. 1e6"),
             "hist_fac_again": (0 <= self.hist_fac_again <= 1e6, "0 .. 1e6"),
             "retries": (0 <= self.retries <= 10, "0 .. 10"),
+            "jobs": (1 <= self.jobs <= 64, "1 .. 64"),
             "time_limit": (self.time_limit >= 0, ">= 0 seconds"),
             "backend": (self.backend in ("auto", "cpu", "gpu"), "auto, cpu or gpu"),
             "sizes": (self.sizes in ("class", "compact", "smallest"), "class, compact or smallest"),

@@ -227,13 +227,13 @@ def test_a_board_left_short_is_negotiated_again_with_another_history_schedule(tm
 
 def test_each_retry_changes_the_settings_by_its_factors_or_values():
     from autorouter.config import RouterConfig
-    from autorouter.pipeline import RETRIES, attempts
+    from autorouter.pipeline import RETRIES, SET_TO, attempts
     config = RouterConfig(via_cost=10.0, pitch=0.0)
     tried = list(attempts(config, pitch=0.2))
     assert tried[0] is config and len(tried) == 1 + min(config.retries, len(RETRIES))
     for change, variant in zip(RETRIES, tried[1:]):
         for key, value in change.items():
-            if isinstance(value, (str, bool)):
+            if isinstance(value, (str, bool)) or key in SET_TO:
                 assert getattr(variant, key) == value
             else:
                 base = 0.2 if key == "pitch" else getattr(config, key)
@@ -243,6 +243,7 @@ def test_each_retry_changes_the_settings_by_its_factors_or_values():
     for sizes in ("class", "smallest"):
         assert [v.sizes for v in attempts(config.replace(sizes=sizes), pitch=0.2)] == [sizes] * (len(tried) - 1)
     assert [v.pin_lattice for v in attempts(config.replace(pin_lattice=True), pitch=0.2)] == [True] * (len(tried) - 1)
+    assert [v.escape_length for v in attempts(config.replace(escape_length=1), pitch=0.2)] == [1] * (len(tried) - 1)
 
 
 def test_attempts_go_on_while_joins_are_missing_or_reliefs_starved_and_the_best_is_kept(monkeypatch):
@@ -270,15 +271,22 @@ def test_attempts_go_on_while_joins_are_missing_or_reliefs_starved_and_the_best_
     ready = pipeline.SetUp(SimpleNamespace(pitch=0.2), [], [], None, [], {1}, {}, {})
     pins = {"lattice": SimpleNamespace(pitch=0.133)}         # the board's pins ask for another lattice
     on_pins = pipeline.SetUp(pins["lattice"], [], [], None, [], {1}, {}, {})
-    monkeypatch.setattr(pipeline, "set_up", lambda board, rules, config, *a, **k: on_pins if config.pin_lattice
-                        else ready)
+    boards = []
+
+    def set_up(board, rules, config, *a, **k):
+        boards.append(board)
+        return on_pins if config.pin_lattice else ready
+    monkeypatch.setattr(pipeline, "set_up", set_up)
     monkeypatch.setattr(pipeline, "board_lattice", lambda board, rules, config: pins["lattice"])
+    monkeypatch.setattr(pipeline, "escaped", lambda board, rules, length: (board, []))     # no fine-pitch row
 
     def run(counts, config=RouterConfig(), started=None, starving=()):
         missing[:], tried[:], lattices[:], starved[:] = counts, [], [], starving
-        best = pipeline.best_attempt(None, None, config, None, SimpleNamespace(xp=np), ready, set(), {},
+        best = pipeline.best_attempt(None, [], None, config, None, SimpleNamespace(xp=np), ready, set(), {},
                                      lambda e: None, lambda: "", time.monotonic() if started is None else started)
+        kept.append(best)
         return len(tried), pipeline.missing_joins(best.finished.groups, {1}), best.note
+    kept = []
     assert run([0]) == (1, 0, "")                                       # nothing missing: one attempt
     assert run([3, 1, 2, 0])[:2] == (4, 0)                              # until nothing is missing
     count, left, note = run([3, 2, 1, 2, 2, 2, 2, 2, 2])                # every retry, the best kept
@@ -296,6 +304,15 @@ def test_attempts_go_on_while_joins_are_missing_or_reliefs_starved_and_the_best_
     assert (count, left) == (3, 0) and "3 attempts made, attempt 3" in note
     count, left, note = run([0, 1, 0, 0, 0, 0, 0, 0], starving=[1, 0, 2, 1, 1, 1, 1, 1])   # joins come first
     assert (count, left) == (8, 0) and "attempt 1 " in note
+    # a board with fine-pitch rows meets escapes last, routed on the board with them, for that attempt alone
+    monkeypatch.setattr(pipeline, "escaped", lambda board, rules, length: ("escaped", ["escape"]))
+    boards.clear()
+    count, left, note = run([3, 2, 2, 2, 2, 2, 2, 1, 2])
+    assert (count, left) == (9, 1) and tried[-1].escape_length == 0.5 and boards[-1] == "escaped"
+    assert not any(c.escape_length for c in tried[:-1]) and not any(boards[:-1])
+    assert (kept[-1].board, kept[-1].escapes) == (None, [])             # the board as given: attempt 8 kept
+    run([3, 2, 2, 2, 2, 2, 2, 2, 1])
+    assert (kept[-1].board, kept[-1].escapes) == ("escaped", ["escape"])
 
 
 def test_the_second_negotiation_is_kept_only_when_it_joins_more(monkeypatch):
