@@ -18,14 +18,14 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .board.model import Board
 from .board.rules import DesignRules
 from .config import RouterConfig
 from .escapes import candidates
-from .pipeline import attempts, board_lattice
+from .pipeline import attempts, board_lattice, changed
 
 POLL = 0.1      # s between looks at the workers
 
@@ -41,9 +41,7 @@ def variants(board: Board, rules: DesignRules, config: RouterConfig) -> list[tup
             continue
         if variant.escape_length != config.escape_length and not candidates(board, rules, variant.escape_length):
             continue
-        change = ", ".join(f"{f.name} {getattr(variant, f.name)}" for f in fields(variant)
-                           if getattr(variant, f.name) != getattr(config, f.name))
-        out.append((variant.replace(retries=0, jobs=1), change or "the settings given"))
+        out.append((variant.replace(retries=0, jobs=1), changed(variant, config) or "the settings given"))
     return out[:config.jobs]
 
 

@@ -606,6 +606,12 @@ def attempts(config: RouterConfig, pitch: float):
                                  for key, value in change.items()})
 
 
+def changed(variant: RouterConfig, config: RouterConfig) -> str:
+    """What a retry's settings change, for the report ("" where none)."""
+    return ", ".join(f"{f.name} {getattr(variant, f.name)}" for f in fields(variant)
+                     if getattr(variant, f.name) != getattr(config, f.name))
+
+
 class Attempt(NamedTuple):
     outcome: object         # settle's Negotiation
     finished: Joined
@@ -669,8 +675,7 @@ def best_attempt(board, escapes, rules, config, nets, engine, ready: SetUp, star
                           starved_before, ready.relief_fills, report, share_ends(started, config, ROUTING_SHARE))
         done.append(Attempt(outcome, finished, should_stop(), ready.lattice, board, escapes))
         flaws.append([missing_joins(finished.groups, scope)])
-        changes.append(", ".join(f"{f.name} {getattr(variant, f.name)}" for f in fields(variant)
-                                 if getattr(variant, f.name) != getattr(config, f.name)))
+        changes.append(changed(variant, config))
         timings["search and negotiation"] = timings.get("search and negotiation", 0.0) + t0 - t_start
         timings["finishing"] = timings.get("finishing", 0.0) + time.monotonic() - t0
         longest = max(longest, time.monotonic() - t_start)

@@ -54,6 +54,9 @@ class Progress:
                                f"({event['seconds']:.2f} s); backend: {event['backend']}"
                                + (f" on {event['device']}" if event.get("device") else ""), highlight=False)
             self.bar.update(self.task, description="lattice")
+        elif stage == "attempts":
+            self.console.print(f"attempts: {event['count']} side by side, each in a process of its own (the first's "
+                               f"progress below)", highlight=False)
         elif stage == "lattice":
             L, R, C = event["shape"]
             self.console.print(f"lattice: {L} x {R} x {C} at {event['pitch']:.3f} mm pitch", highlight=False)
