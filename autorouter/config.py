@@ -56,8 +56,8 @@ class RouterConfig:
     join_fills: bool = False
     # Pins of fine-pitch rows (0.5 mm and finer) led straight out this far past their pads' ends, side by side,
     # before routing, as a human escapes a QFN (0: none). What routing does not reach of them is cut off.
-    # Experimental: at 0.5 mm it joined more on the boards short of joins and fewer on some that were whole
-    # (benchmarks/CORPUS.md, 2026-12-07, fifth session).
+    # At 0.5 mm it joined more on the boards short of joins and fewer on some that were whole (benchmarks/CORPUS.md,
+    # 2026-12-07, fifth session): so it is off at first and the last retry (pipeline.RETRIES).
     escape_length: float = 0.0
     # Corners cut at 45 degrees, this far along each leg in lattice pitches (0: square corners; 0.5, the most, turns a
     # staircase of single steps into one diagonal and shortens tracks by a few percent).

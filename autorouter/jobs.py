@@ -47,7 +47,8 @@ def variants(board: Board, rules: DesignRules, config: RouterConfig) -> list[tup
 
 @dataclass
 class Worker:
-    """One attempt's process, its folder, and what it has said: its events so far and, once done, its summary."""
+    """One attempt's process and folder; once it is done, its summary (None where it wrote none) and the last line
+    it wrote to stderr (an error's message)."""
     index: int
     change: str
     folder: Path
