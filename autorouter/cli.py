@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -138,14 +139,14 @@ class StopFlag:
 def run_route(args, err) -> int:
     from .board import load_board
     from .board.reader import read_text
-    from .board.rules import load_rules, project_path
+    from .board.rules import load_rules
     from .check import check
     from .config import load_config
-    from .outputs import backup_path, board_output, copy_project_files, picture_output
+    from .outputs import board_output, picture_output
     from .pipeline import make_search_engine, route
     from .render import render
-    from .report import Progress, render_summary, summary
-    from .writeback import with_items, write_atomic
+    from .report import Progress, summary
+    from .writeback import with_items
 
     config = load_config(args.config, backend=args.backend, time_limit=args.time_limit, pitch=args.pitch,
                          jobs=args.jobs)
@@ -169,14 +170,12 @@ def run_route(args, err) -> int:
         return route_side_by_side(args, err, board, rules, config, out, preview, started, read_time, engine[0])
     stop = StopFlag(config, started)
     with Progress(err, config.max_iterations, quiet) as progress:
+        say = reporter(args, progress, started)
+
         def on_progress(event: dict) -> None:
             stop.routing = stop.routing or event["stage"] == "tasks"      # negotiation starts: stop gracefully
-            progress.update(event)
-            if args.events:
-                print(json.dumps({**event, "t": round(time.monotonic() - started, 3)}, default=list), flush=True)
-        on_progress({"stage": "read", "nets": len(board.nets), "pads": len(board.pads),
-                     "layers": len(board.copper_layers), "seconds": read_time, "backend": engine[0].name,
-                     "device": getattr(engine[0], "device_name", ""), "rules": rules.source})
+            say(event)
+        on_progress(read_event(board, rules, engine[0], read_time))
         result = route(board, rules, config, on_progress, only, stop, engine, started)
         on_progress({"stage": "check"})
         t0 = time.monotonic()
@@ -189,12 +188,8 @@ def run_route(args, err) -> int:
     written = None
     if not interrupted or args.save_partial:
         t0 = time.monotonic()
-        if args.in_place:
-            backup = backup_path(out)
-            write_atomic(backup, text)
-            result.notes.append(f"the original board is kept as {backup}")
-        write_atomic(out, with_items(text, board.version, board.net_names, result.tracks, result.vias))
-        result.notes += copy_project_files(Path(args.project or project_path(args.board)), out)
+        result.notes += write_output(args, out, with_items(text, board.version, board.net_names, result.tracks,
+                                                           result.vias), text)
         result.timings["write"] = time.monotonic() - t0
         written = str(out)
     if preview is not None and written:
@@ -204,9 +199,50 @@ def run_route(args, err) -> int:
         result.timings["picture"] = time.monotonic() - t0
     info = summary(board, rules, result, report, written, time.monotonic() - started, interrupted)
     info["preview"] = str(preview) if preview is not None and written else None
+    return report_run(args, err, info, interrupted)
+
+
+def read_event(board, rules, engine, read_time: float) -> dict:
+    """The progress event that opens a route: what was read, and the engine that will search."""
+    return {"stage": "read", "nets": len(board.nets), "pads": len(board.pads), "layers": len(board.copper_layers),
+            "seconds": read_time, "backend": engine.name, "device": getattr(engine, "device_name", ""),
+            "rules": rules.source}
+
+
+def reporter(args, progress, started: float):
+    """A progress event's handler: the live display, and with --events one JSON line on stdout (the seconds since
+    the start as `t`); one event at a time, from whichever thread says it."""
+    lock = threading.Lock()
+
+    def say(event: dict) -> None:
+        with lock:
+            progress.update(event)
+            if args.events:
+                print(json.dumps({**event, "t": round(time.monotonic() - started, 3)}, default=list), flush=True)
+    return say
+
+
+def write_output(args, out: Path, data: str | bytes, original: str | bytes) -> list[str]:
+    """The routed board written to out (with --in-place, the original kept first as a backup), and the project
+    files beside it; returns the notes for the summary."""
+    from .board.rules import project_path
+    from .outputs import backup_path, copy_project_files
+    from .writeback import write_atomic
+    notes = []
+    if args.in_place:
+        backup = backup_path(out)
+        write_atomic(backup, original)
+        notes.append(f"the original board is kept as {backup}")
+    write_atomic(out, data)
+    return notes + copy_project_files(Path(args.project or project_path(args.board)), out)
+
+
+def report_run(args, err, info: dict, interrupted: str) -> int:
+    """The summary said (with KiCad's DRC beside it where asked) and the exit code."""
+    from .report import render_summary
     if args.kicad_drc:
         from .check.kicad import kicad_summary
-        info["kicad"] = kicad_summary(written)
+        info["kicad"] = kicad_summary(info["output"])
     if args.events:                               # stdout stays one JSON event a line: the summary is the last
         print(json.dumps({"stage": "summary", **info}), flush=True)
     elif args.json:
@@ -215,7 +251,7 @@ def run_route(args, err) -> int:
         render_summary(err, info)
     if interrupted and not args.save_partial:
         return 130
-    complete = result.routed_connections == result.connections and not report.violations
+    complete = info["connections_routed"] == info["connections"] and not info["drc_violations"]
     return EXIT_OK if complete else EXIT_PARTIAL
 
 
@@ -223,11 +259,9 @@ def route_side_by_side(args, err, board, rules, config, out, preview, started, r
     """run_route where config.jobs asks for attempts side by side (jobs.py): each worker routes, checks and writes
     in a folder of the run's own; the best worker's board is copied to the output, and its summary is the run's."""
     import tempfile
-    import threading
-    from .board.rules import project_path
     from .jobs import route_side_by_side as at_once, variants
-    from .outputs import backup_path, copy_project_files
-    from .report import Progress, render_summary
+    from .outputs import BESIDE
+    from .report import Progress
     from .writeback import write_atomic
 
     quiet = args.quiet or args.json or args.events
@@ -241,21 +275,14 @@ def route_side_by_side(args, err, board, rules, config, out, preview, started, r
         passed += ["--preview", "{folder}/picture" + Path(preview).suffix]
     stop = StopFlag(config, started)
     stop.routing = True             # a signal is passed on to the workers, which stop gracefully
-    said = threading.Lock()
     with Progress(err, config.max_iterations, quiet) as progress, \
             tempfile.TemporaryDirectory(prefix="autorouter-") as folder:
-        def on_progress(event: dict) -> None:
-            with said:
-                progress.update(event)
-                if args.events:
-                    print(json.dumps({**event, "t": round(time.monotonic() - started, 3)}, default=list), flush=True)
-        on_progress({"stage": "read", "nets": len(board.nets), "pads": len(board.pads),
-                     "layers": len(board.copper_layers), "seconds": read_time, "backend": engine.name,
-                     "device": getattr(engine, "device_name", ""), "rules": rules.source})
-        on_progress({"stage": "attempts", "count": len(settings)})
+        say = reporter(args, progress, started)
+        say(read_event(board, rules, engine, read_time))
+        say({"stage": "attempts", "count": len(settings)})
         # the first attempt's progress is the run's (the others' would interleave with it)
         best, workers = at_once(args.board, settings, Path(folder), passed,
-                                lambda k, event: on_progress(event) if k == 0 and event["stage"] != "read" else None,
+                                lambda k, event: say(event) if k == 0 and event["stage"] != "read" else None,
                                 lambda: stop.signal)
         if best is None:
             if stop.signal:
@@ -263,15 +290,11 @@ def route_side_by_side(args, err, board, rules, config, out, preview, started, r
                 return 130
             raise RuntimeError(f"no attempt wrote a board ({workers[0].error or 'no message'})")
         # the worker's notes but where it copied the project files: beside its own board, not the output
-        info = {**best.summary, "notes": [n for n in best.summary["notes"] if "beside the output" not in n]}
+        info = {**best.summary, "notes": [n for n in best.summary["notes"] if BESIDE not in n]}
         written = None
         if not stop.signal or args.save_partial:
-            if args.in_place:
-                backup = backup_path(out)
-                write_atomic(backup, Path(args.board).read_bytes())
-                info["notes"].append(f"the original board is kept as {backup}")
-            write_atomic(out, Path(best.summary["output"]).read_bytes())
-            info["notes"] += copy_project_files(Path(args.project or project_path(args.board)), out)
+            info["notes"] += write_output(args, out, Path(best.summary["output"]).read_bytes(),
+                                          Path(args.board).read_bytes())
             written = str(out)
             if preview is not None and info.get("preview"):
                 write_atomic(preview, Path(info["preview"]).read_bytes())
@@ -282,19 +305,7 @@ def route_side_by_side(args, err, board, rules, config, out, preview, started, r
     info["attempts"] = [{"changes": w.change, "connections_routed": (w.summary or {}).get("connections_routed"),
                          "drc_violations": (w.summary or {}).get("drc_violations"),
                          "seconds": (w.summary or {}).get("seconds")} for w in workers]
-    if args.kicad_drc:
-        from .check.kicad import kicad_summary
-        info["kicad"] = kicad_summary(written)
-    if args.events:
-        print(json.dumps({"stage": "summary", **info}), flush=True)
-    elif args.json:
-        print(json.dumps(info, indent=1))
-    else:
-        render_summary(err, info)
-    if stop.signal and not args.save_partial:
-        return 130
-    complete = info["connections_routed"] == info["connections"] and not info["drc_violations"]
-    return EXIT_OK if complete else EXIT_PARTIAL
+    return report_run(args, err, info, stop.signal)
 
 
 def nets_named(spec: str, board) -> set[str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 PICTURE_SUFFIXES = (".png", ".svg")
 DEFAULT_PICTURE_SUFFIX = ".png"
+BESIDE = "beside the output"        # in the notes on the project files written beside the routed board
 
 
 class OutputError(Exception):
@@ -74,8 +75,8 @@ def copy_project_files(project: Path, out: Path) -> list[str]:
             continue
         if dst.exists():
             if dst.read_bytes() != src.read_bytes():
-                notes.append(f"{dst.name} beside the output differs from {src.name} and was left as it is")
+                notes.append(f"{dst.name} {BESIDE} differs from {src.name} and was left as it is")
             continue
         write_atomic(dst, src.read_bytes())
-        notes.append(f"{dst.name} written beside the output (the rules it was routed to)")
+        notes.append(f"{dst.name} written {BESIDE} (the rules it was routed to)")
     return notes

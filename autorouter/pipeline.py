@@ -653,14 +653,15 @@ def best_attempt(board, escapes, rules, config, nets, engine, ready: SetUp, star
                 break
             if variant.pin_lattice != config.pin_lattice and board_lattice(board, rules, variant) == first.lattice:
                 continue                                # no row of pins asks for other lines: nothing new to try
-            if variant.escape_length != config.escape_length:
-                board, escapes = escaped(board, rules, variant.escape_length)
-                if not escapes:
-                    board = base[0]
+            with_escapes = variant.escape_length != config.escape_length
+            if with_escapes:
+                led_out = escaped(board, rules, variant.escape_length)
+                if not led_out[1]:
                     continue                            # no fine-pitch row: nothing new to try
             report({"stage": "retry", "attempt": len(done) + 1, "missing": missing, "starved": starved})
-            if variant.escape_length != config.escape_length:  # the board with its escapes, for this attempt alone
-                ready, alone = set_up(board, rules, variant, nets, report), True
+            if with_escapes:                                   # the board with its escapes, for this attempt alone
+                (board, escapes), alone = led_out, True
+                ready = set_up(board, rules, variant, nets, report)
             elif variant.pin_lattice != config.pin_lattice:    # the pins' lattice, for this attempt alone
                 ready, alone = set_up(board, rules, variant, nets, report, like=ready), True
             elif (variant.pitch, variant.sizes) != (config.pitch, config.sizes):     # another lattice: set up again
