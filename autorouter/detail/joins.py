@@ -25,31 +25,39 @@ from ..zones.fill import Copper
 from ..zones.thermals import legal, other_holes, owed, via_legal
 from .grid import FineGrid, cheapest_path, runs
 
-REACH = 20.0            # mm: groups farther apart are the lattice's to join (a fine grid that large is slow)
+# mm: groups farther apart are the lattice's to join (a fine grid that large is slow). Pins the lattice left walled in
+# at a fine-pitch part lie farther than 20 mm from their nets as often as nearer (k8_tinytapeout_demo: all five of
+# an attempt's, 21-27 mm; c4_dxwifi_ar9271's U1.14, 23 mm)
+REACH = 30.0
+FINEST_REACH = 20.0     # mm: the longest join searched at MIN_STEP (longer ones on a coarser grid: MAX_POINTS)
 # mm around the two nearest points, plus a quarter of their distance: room to go round. The wider window is searched
 # where the narrower finds no way: c4_buspirate6's SPI_CLK (a pad of an FPC connector walled in by GND and +3V3) is
 # joined through BUFIO7 and SPI_CDO, which find their way back only in the wider one
 WINDOW_MARGINS = (1.0, 5.0)
 MIN_STEP = 0.025        # mm between grid points
-# grid points along a window's longer side: MIN_STEP up to REACH in the narrower window. A coarser step does not pass
-# where a walled-in pin's way out does (c4_buspirate6's U2.18, 14.8 mm from its net: between its neighbours' vias,
-# 0.5 mm apart)
-MAX_POINTS = int((REACH + 2 * (WINDOW_MARGINS[0] + REACH / 4)) / MIN_STEP)
+# grid points along a window's longer side: MIN_STEP up to FINEST_REACH in the narrower window. A coarser step does
+# not pass where a walled-in pin's way out does (c4_buspirate6's U2.18, 14.8 mm from its net: between its neighbours'
+# vias, 0.5 mm apart)
+MAX_POINTS = int((FINEST_REACH + 2 * (WINDOW_MARGINS[0] + FINEST_REACH / 4)) / MIN_STEP)
 VIA_COST = 1.0          # mm of track a via costs
 CROSS_COST = 4.0        # steps a grid point in another net's new copper costs (detail.through): a way that crosses
                         # few of its items, which must then move
 VIA_RETRIES = 4         # searches again with a via site the exact check refused taken out
+STUB_REACH = 1.0        # mm past a shut pad's edge that a stub may run to the grid's open points (pin_stubs)
+STUB_TRIES = 4          # open points tried along each of its directions
 
 
 @dataclass
 class Apart:
     """A join to search: the grid around the nearest points of a net's smallest group of copper and the rest of it,
-    where each lies on it ((layers, rows, cols) booleans), and the (row, col) of the rest's nearest point."""
+    where each lies on it ((layers, rows, cols) booleans), the (row, col) of the rest's nearest point, and the pads
+    of each (indices in board.pads)."""
     net: int
     grid: FineGrid
     sources: np.ndarray
     targets: np.ndarray
     aim: tuple[float, float]
+    pads: tuple[list[int], list[int]]
 
 
 def aparts(board: Board, net: int, tracks, vias, pieces) -> Iterator[Apart]:
@@ -74,7 +82,8 @@ def aparts(board: Board, net: int, tracks, vias, pieces) -> Iterator[Apart]:
         grid = FineGrid.over(box, max(MIN_STEP, max(box[2] - box[0], box[3] - box[1]) / MAX_POINTS))
         yield Apart(net, grid, np.stack([grid.inside(source.on(l)) for l in layers]),
                     np.stack([grid.inside(rest.on(l)) for l in layers]),
-                    ((by - grid.y0) / grid.step, (bx - grid.x0) / grid.step))
+                    ((by - grid.y0) / grid.step, (bx - grid.x0) / grid.step),
+                    (source.pads, [p for g in groups[1:] for p in g.pads]))
 
 
 def detail_join(board: Board, rules, net: int, tracks, vias, pieces, margin: float,
@@ -107,6 +116,9 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
         open_ = np.stack([track_open(board, rules, a.grid, a.net, li, width, margin, near)
                           for li in range(len(layers))]) & edge
         via_open = (via_sites(board, rules, a.grid, a.net, diameter, drill, margin, vias, near) & open_.all(0))
+        starts, ends = (pin_stubs(board, rules, copper, a.grid, open_, pads, a.net, width, margin, vias)
+                        for pads in a.pads)
+        sources, targets = a.sources | points(starts, open_.shape), a.targets | points(ends, open_.shape)
         price = None
         if walled:
             shut = ~np.stack([track_open(board, rules, a.grid, a.net, li, width, margin, walled)
@@ -114,11 +126,14 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
             via_shut = ~via_sites(board, rules, a.grid, a.net, diameter, drill, margin, walls[1], walled)
             price = (CROSS_COST * (open_ & shut), CROSS_COST * len(layers) * (via_open & via_shut))
         for _ in range(VIA_RETRIES + 1):
-            path = cheapest_path(open_, via_open, a.sources, a.targets, VIA_COST / a.grid.step, a.aim,
+            path = cheapest_path(open_, via_open, sources, targets, VIA_COST / a.grid.step, a.aim,
                                  should_stop, price)
             if path is None:
                 break
             found_tracks, found_vias, sites = tracks_and_vias(a.grid, path, layers, a.net, width, diameter, drill)
+            found_tracks += [stubs[end] for stubs, end, own in ((starts, path[0], a.sources),
+                                                                  (ends, path[-1], a.targets))
+                             if end in stubs and not own[end]]
             refused = [site for site, v in zip(sites, found_vias)
                        if not via_legal(board, rules, copper, v, vias + [o for o in found_vias if o is not v], margin,
                                         on_own_pads=True)]
@@ -130,6 +145,53 @@ def search(board: Board, rules, copper: Copper, a: Apart, margin: float, vias: l
                 return found_tracks, found_vias
             break
     return None
+
+
+def pin_stubs(board: Board, rules, copper: Copper, grid: FineGrid, open_: np.ndarray, pads: list[int], net: int,
+              width: float, margin: float, vias: list[Via]) -> dict[tuple[int, int, int], Track]:
+    """Straight tracks of the net, this wide, from the centre of each of `pads` whose points on the grid are all shut
+    to an open point (layer, row, col) within STUB_REACH of its edge, checked exactly (zones.thermals.legal), in each
+    of the eight directions of the pad's axes. The grid keeps SLACK of a step more than each clearance, and the band
+    a track may leave a 0.4 mm QFN's pin in is narrower than that (k8_tinytapeout_demo's U6.36: 0.02 mm either side
+    of the pin's axis for 0.16 mm tracks at 0.2 mm clearance, against a slack of 0.022 mm), so that such a pin has
+    no open point of its own: the stub leads it out to where the grid's way begins."""
+    layers = board.copper_layers
+    stubs: dict[tuple[int, int, int], Track] = {}
+    for i in pads:
+        p = board.pads[i]
+        x0, y0, x1, y1 = p.outline.bounds
+        r0, c0 = (int(np.floor((v - o) / grid.step)) for v, o in ((y0, grid.y0), (x0, grid.x0)))
+        r1, c1 = (int(np.ceil((v - o) / grid.step)) + 1 for v, o in ((y1, grid.y0), (x1, grid.x0)))
+        if r1 <= 0 or c1 <= 0 or r0 >= grid.rows or c0 >= grid.cols:
+            continue
+        rows, cols = slice(max(r0, 0), r1), slice(max(c0, 0), c1)
+        length = np.hypot(x1 - x0, y1 - y0) / 2 + STUB_REACH
+        for layer in p.layers:
+            li = layers.index(layer)
+            if open_[li, rows, cols].any():
+                continue
+            for k in range(8):
+                turn = np.radians(p.angle) + k * np.pi / 4
+                along = np.arange(grid.step, length, grid.step)
+                r = np.rint((p.y - np.sin(turn) * along - grid.y0) / grid.step).astype(int)
+                c = np.rint((p.x + np.cos(turn) * along - grid.x0) / grid.step).astype(int)
+                inside = (r >= 0) & (r < grid.rows) & (c >= 0) & (c < grid.cols)
+                r, c = r[inside], c[inside]
+                at = np.flatnonzero(open_[li, r, c])
+                for j in list(dict.fromkeys(zip(r[at].tolist(), c[at].tolist())))[:STUB_TRIES]:
+                    stub = Track((p.x, p.y), grid.point(*j), width, layer, net)
+                    if legal(board, rules, copper, stub, margin, vias):
+                        stubs.setdefault((li, *j), stub)
+                        break
+    return stubs
+
+
+def points(stubs: dict[tuple[int, int, int], Track], shape: tuple[int, int, int]) -> np.ndarray:
+    """The stubs' grid points as (layers, rows, cols) booleans."""
+    out = np.zeros(shape, bool)
+    if stubs:
+        out[tuple(np.array(list(stubs)).T)] = True
+    return out
 
 
 def sizes(rules, net: int) -> list[tuple[float, tuple[float, float]]]:
