@@ -407,8 +407,21 @@ def detail_joins(board, rules, config, scope, starved_before, joined: Joined, sh
     fewer joins and starves no more thermal reliefs. In passes: first the nets moved find their way back in free
     room, then (for the nets still apart) also through a further net's copper (THROUGH_DEPTH), which costs more
     where it finds nothing (c4_pico_ice's /ICE_28: 14 -> 47-61 s) and moves more copper. Without a time limit, a pass
-    stops after DETAIL_STALL nets in a row that joined nothing."""
+    stops after DETAIL_STALL nets in a row that joined nothing. The passes are made again while they join more: the
+    copper a join moved opens ways for others (k8_glasgow_revc3: 14 -> 3 missing, then 2)."""
     starved, copper = None, None
+    while True:
+        joined, starved, copper, gained = detail_pass(board, rules, config, scope, starved_before, joined,
+                                                      should_stop, starved, copper)
+        if not gained or should_stop():
+            return joined
+
+
+def detail_pass(board, rules, config, scope, starved_before, joined: Joined, should_stop, starved, copper):
+    """detail_joins' passes (in free room, then through further nets) once over the nets apart: what they end with
+    (the joins, the reliefs starved and the copper, which the next round starts from), and whether they joined
+    anything."""
+    first = missing_joins(joined.groups, scope)
     for deeper in range(THROUGH_DEPTH + 1):
         fruitless = 0
         for net in sorted(n for n, g in joined.groups.items() if n in scope and len(g) > 1):
@@ -439,7 +452,7 @@ def detail_joins(board, rules, config, scope, starved_before, joined: Joined, sh
                     starved = now
                 joined, copper = trial, None
             fruitless = 0 if missing_joins(joined.groups, scope) < before else fruitless + 1
-    return joined
+    return joined, starved, copper, missing_joins(joined.groups, scope) < first
 
 
 def fills_mended(board, rules, config, scope, before: Joined, trial: Joined, should_stop, joining: int) -> Joined:
