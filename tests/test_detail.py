@@ -392,15 +392,30 @@ def test_kicad_finds_the_pad_joined_by_a_via_on_it_and_no_error(tmp_path):
     assert after.violations_by_type == before.violations_by_type
 
 
-def test_a_pin_with_no_open_point_between_its_neighbours_is_led_out_by_a_stub(tmp_path):
-    # 0.16 mm tracks at 0.21 mm clearance leave a 0.4 mm QFN's pin in a band 0.01 mm either side of its axis, narrower
-    # than the slack every grid point keeps (k8_tinytapeout_demo's U6.36: 0.02 mm at 0.2 mm clearance): a straight
-    # stub, checked exactly, leads the pin out to the grid's open points
-    board = load_board(generated.write(generated.qfn(), tmp_path,
-                                       classes=generated.default_class(track=0.16, clearance=0.21)))
-    rules = load_rules(board, load_config())
+def walled_pin(tmp_path):
+    """A 0.4 mm QFN whose classes ask 0.16 mm tracks at 0.21 mm clearance: a pin may leave only in a band 0.01 mm either
+    side of its axis, narrower than the slack every grid point keeps (k8_tinytapeout_demo's U6.36: 0.02 mm at 0.2 mm
+    clearance). Its pin 3 first in the board's pads (legal_join's net)."""
+    path = generated.write(generated.qfn(), tmp_path, classes=generated.default_class(track=0.16, clearance=0.21))
+    board = load_board(path)
     pin = next(p for p in board.pads if p.footprint == "U1" and p.number == "3")
     board.pads.remove(pin)
     board.pads.insert(0, pin)
+    return path, board, load_rules(board, load_config()), pin
+
+
+def test_a_pin_with_no_open_point_between_its_neighbours_is_led_out_by_a_stub(tmp_path):
+    _, board, rules, pin = walled_pin(tmp_path)
     tracks, _ = legal_join(board, rules)
     assert any(t.start == (pin.x, pin.y) for t in tracks)
+
+
+@needs_kicad
+def test_kicad_finds_the_pin_led_out_by_a_stub_joined_and_no_error(tmp_path):
+    path, board, rules, _ = walled_pin(tmp_path)
+    tracks, vias = legal_join(board, rules)
+    before = kicad_verdict(path)
+    path.write_text(with_items(path.read_text(), board.version, board.net_names, tracks, vias))
+    after = kicad_verdict(path)
+    assert after.unconnected == before.unconnected - 1
+    assert after.violations_by_type == before.violations_by_type
