@@ -165,14 +165,13 @@ def pin_stubs(board: Board, rules, copper: Copper, grid: FineGrid, open_: np.nda
         if r1 <= 0 or c1 <= 0 or r0 >= grid.rows or c0 >= grid.cols:
             continue
         rows, cols = slice(max(r0, 0), r1), slice(max(c0, 0), c1)
-        length = np.hypot(x1 - x0, y1 - y0) / 2 + STUB_REACH
+        along = np.arange(grid.step, np.hypot(x1 - x0, y1 - y0) / 2 + STUB_REACH, grid.step)
         for layer in p.layers:
             li = layers.index(layer)
             if open_[li, rows, cols].any():
                 continue
             for k in range(8):
                 turn = np.radians(p.angle) + k * np.pi / 4
-                along = np.arange(grid.step, length, grid.step)
                 r = np.rint((p.y - np.sin(turn) * along - grid.y0) / grid.step).astype(int)
                 c = np.rint((p.x + np.cos(turn) * along - grid.x0) / grid.step).astype(int)
                 inside = (r >= 0) & (r < grid.rows) & (c >= 0) & (c < grid.cols)
