@@ -25,7 +25,7 @@ from .board.model import Board
 from .board.rules import DesignRules
 from .config import RouterConfig
 from .escapes import candidates
-from .pipeline import attempts, board_lattice, changed
+from .pipeline import attempts, board_lattice, changed, same_lattice
 
 POLL = 0.1      # s between looks at the workers
 
@@ -37,7 +37,7 @@ def variants(board: Board, rules: DesignRules, config: RouterConfig) -> list[tup
     first = board_lattice(board, rules, config)
     out = []
     for variant in attempts(config, first.pitch):
-        if variant.pin_lattice != config.pin_lattice and board_lattice(board, rules, variant) == first:
+        if same_lattice(board, rules, variant, config, first):
             continue
         if variant.escape_length != config.escape_length and not candidates(board, rules, variant.escape_length):
             continue

@@ -625,6 +625,12 @@ def changed(variant: RouterConfig, config: RouterConfig) -> str:
                      if getattr(variant, f.name) != getattr(config, f.name))
 
 
+def same_lattice(board, rules, variant: RouterConfig, config: RouterConfig, first: Lattice) -> bool:
+    """Whether the variant asks for the pins' lattice where the board has no row of pins that asks for other lines
+    than the first attempt's: an attempt with it would route the board as the first did."""
+    return variant.pin_lattice != config.pin_lattice and board_lattice(board, rules, variant) == first
+
+
 class Attempt(NamedTuple):
     outcome: object         # settle's Negotiation
     finished: Joined
@@ -664,7 +670,7 @@ def best_attempt(board, escapes, rules, config, nets, engine, ready: SetUp, star
             starved = 0 if missing else min(flaw(k)[1] for k in range(len(done)) if not flaws[k][0])
             if not (missing or starved):
                 break
-            if variant.pin_lattice != config.pin_lattice and board_lattice(board, rules, variant) == first.lattice:
+            if same_lattice(board, rules, variant, config, first.lattice):
                 continue                                # no row of pins asks for other lines: nothing new to try
             with_escapes = variant.escape_length != config.escape_length
             if with_escapes:
