@@ -80,9 +80,10 @@ class CopperGroup:
     pads: list[int]
     shapes: list[tuple[BaseGeometry, frozenset]]
 
-    def on(self, layer: str) -> BaseGeometry:
-        """Its copper on one layer (empty where it has none)."""
-        return shapely.union_all([g for g, layers in self.shapes if layer in layers])
+    def on(self, layer: str) -> list[BaseGeometry]:
+        """Its shapes on one layer (they may overlap: a union of a ground's fills and tracks costs more than the
+        uses of them, a fine grid's mask and the nearest point, which need none)."""
+        return [g for g, layers in self.shapes if layer in layers]
 
 
 def net_copper(board: Board, net: int, tracks=(), vias=(), pieces=()) -> list[CopperGroup]:

@@ -68,8 +68,7 @@ def aparts(board: Board, net: int, tracks, vias, pieces) -> Iterator[Apart]:
     if len(groups) < 2:
         return
     source, rest = groups[0], CopperGroup([], [s for g in groups[1:] for s in g.shapes])
-    near = shapely.shortest_line(shapely.union_all([s for s, _ in source.shapes]),
-                                 shapely.union_all([s for s, _ in rest.shapes]))
+    near = nearest_line([s for s, _ in source.shapes], [s for s, _ in rest.shapes])
     if near is None or near.length > REACH:
         return
     (ax, ay), (bx, by) = shapely.get_coordinates(near).tolist()
@@ -80,10 +79,21 @@ def aparts(board: Board, net: int, tracks, vias, pieces) -> Iterator[Apart]:
         box = (max(min(ax, bx) - m, x0), max(min(ay, by) - m, y0), min(max(ax, bx) + m, x1),
                min(max(ay, by) + m, y1))
         grid = FineGrid.over(box, max(MIN_STEP, max(box[2] - box[0], box[3] - box[1]) / MAX_POINTS))
-        yield Apart(net, grid, np.stack([grid.inside(source.on(l)) for l in layers]),
-                    np.stack([grid.inside(rest.on(l)) for l in layers]),
+        yield Apart(net, grid, np.stack([grid.covered(source.on(l)) for l in layers]),
+                    np.stack([grid.covered(rest.on(l)) for l in layers]),
                     ((by - grid.y0) / grid.step, (bx - grid.x0) / grid.step),
                     (source.pads, [p for g in groups[1:] for p in g.pads]))
+
+
+def nearest_line(a: list, b: list):
+    """The shortest line from the shapes a to the shapes b (None where either is empty), as shapely.shortest_line of
+    their unions gives it, found between the nearest pair (a tree of b's): a ground's union of fills and tracks cost
+    more than the rest of the search (k8_tinytapeout_demo's detail stage: 14 of 184 s)."""
+    if not a or not b:
+        return None
+    (i, j), d = shapely.STRtree(b).query_nearest(a, return_distance=True, all_matches=False)
+    k = int(np.argmin(d))
+    return shapely.shortest_line(a[i[k]], b[j[k]])
 
 
 def detail_join(board: Board, rules, net: int, tracks, vias, pieces, margin: float,
