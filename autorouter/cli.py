@@ -111,13 +111,11 @@ def main(argv=None) -> int:
 
 
 class StopFlag:
-    """Ctrl-C, SIGTERM and --time-limit ask the router to stop between two searches (well within a second), once
-    it is routing; before that, a signal aborts at once, as does a second one. The time limit stops routing at
-    ROUTING_SHARE of it, so that the whole run ends within it."""
+    """Ctrl-C and SIGTERM ask the router to stop between two searches (well within a second), once it is routing;
+    before that, a signal aborts at once, as does a second one. (--time-limit is the pipeline's: it ends routing
+    early enough for the check and the write to follow within the limit.)"""
 
-    def __init__(self, config, started: float):
-        from .pipeline import ROUTING_SHARE, share_ends
-        self.deadline = share_ends(started, config, ROUTING_SHARE)
+    def __init__(self):
         self.signal = ""
         self.routing = False
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -129,11 +127,7 @@ class StopFlag:
         self.signal = signal.Signals(signum).name
 
     def __call__(self) -> str:
-        if self.signal:
-            return f"interrupted ({self.signal})"
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            return "time limit"
-        return ""
+        return f"interrupted ({self.signal})" if self.signal else ""
 
 
 def run_route(args, err) -> int:
@@ -168,7 +162,7 @@ def run_route(args, err) -> int:
         err.print(f"note: {rules.notes[0]}", highlight=False, markup=False)
     if config.jobs > 1 and config.retries:
         return route_side_by_side(args, err, board, rules, config, out, preview, started, read_time, engine[0])
-    stop = StopFlag(config, started)
+    stop = StopFlag()
     with Progress(err, config.max_iterations, quiet) as progress:
         say = reporter(args, progress, started)
 
@@ -273,7 +267,7 @@ def route_side_by_side(args, err, board, rules, config, out, preview, started, r
               + (["--save-partial"] if args.save_partial else []))
     if preview is not None:
         passed += ["--preview", "{folder}/picture" + Path(preview).suffix]
-    stop = StopFlag(config, started)
+    stop = StopFlag()
     stop.routing = True             # a signal is passed on to the workers, which stop gracefully
     with Progress(err, config.max_iterations, quiet) as progress, \
             tempfile.TemporaryDirectory(prefix="autorouter-") as folder:

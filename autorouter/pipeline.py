@@ -27,7 +27,7 @@ from .board.connectivity import pad_groups
 from .parallel import at_once
 from .pathfinder import NetRoute, NetTask, build_tasks, make_room, negotiate, reconnect
 from .pathfinder.finishing import clear_areas, make_way, single_joins
-from .pathfinder.router import NO_PATH, Best, time_for_another
+from .pathfinder.router import NO_PATH, Best, stop_by, time_for_another
 from .pathfinder.walls import MOST_NAMED, walled_in_by
 from .pathfinder.nets import first_sizes, mark_conflicts, neck_tasks
 from .search import make_engine
@@ -154,17 +154,20 @@ def board_lattice(board: Board, rules: DesignRules, config: RouterConfig) -> Lat
     return make_lattice(bounds, layers, choose_pitch(bounds, len(layers), pitch, config))
 
 
-# Of --time-limit, the share routing may take: the rest is for what follows it (the report's joins and fill
-# prediction, the check and the write: 66 s of teres_a64's 306 s at 0.8). The CLI's stop flag says "time limit" then.
-ROUTING_SHARE = 0.75
-# Of --time-limit, the share negotiation's iterations may take (counted from the start of routing): what follows
-# them (the repair of the connections dropped, make_room, the finishing rounds) needs the rest, up to
-# ROUTING_SHARE. A board cut off mid-negotiation without that time loses every connection still in conflict.
-NEGOTIATION_SHARE = 0.7
+# Of --time-limit, what follows routing is kept for it (the check and the write, with their fill predictions): this
+# many of the board's fill predictions at set-up (k8_tinytapeout_demo: 10 s after routing's end, 1.1 s a prediction;
+# c6_teres_a64 37 s, 4.6 s), and no less and no more than these shares of the limit. A fixed quarter, as before, left
+# most boards short of joins 40 to 85 s of their 300 unused (benchmarks/CORPUS.md, 2026-12-08).
+AFTER_FILLS = 10
+AFTER_SHARE = (0.1, 0.25)
+# Of the time routing may take (counted from the start of the run), the share negotiation's iterations may take:
+# what follows them (the repair of the connections dropped, make_room, the finishing rounds) needs the rest. A board
+# cut off mid-negotiation without that time loses every connection still in conflict.
+NEGOTIATION_SHARE = 0.93
 # ... and the share by which make_room stops (at once where negotiation ran past it): on a board that does not
 # converge it would take every second left, and the finishing rounds after it (the joins the fills lose, the
 # smallest sizes, the thermal reliefs) none, though they join more per second there (benchmarks/CORPUS.md).
-ROOM_SHARE = 0.6
+ROOM_SHARE = 0.8
 
 # Where routing has a deadline, the join rounds (and the detail joins) end while the relief stage after them still
 # has the time of this many fill predictions (as long as the longest the rounds made) before it: that stage predicts
@@ -178,11 +181,21 @@ RELIEF_FILLS = 4
 FINISH_FILLS = 6
 
 
-def share_ends(started: float, config, share: float, less: float = 0.0) -> float | None:
-    """The time.monotonic() by which `share` of config.time_limit, counted from started, is spent, `less` seconds
-    earlier (None: no limit). Every deadline of a run is one of these, the CLI's stop flag's (ROUTING_SHARE)
-    included."""
-    return started + share * config.time_limit - less if config.time_limit else None
+def routing_seconds(config, fill_seconds: float) -> float | None:
+    """Of config.time_limit, the seconds routing may take (None: no limit): the rest is what follows it (AFTER_FILLS
+    of the board's fill predictions at set-up, fill_seconds each, within AFTER_SHARE of the limit)."""
+    if not config.time_limit:
+        return None
+    low, high = AFTER_SHARE
+    return config.time_limit - min(max(AFTER_FILLS * fill_seconds, low * config.time_limit), high * config.time_limit)
+
+
+def share_ends(started: float, config, fill_seconds: float, share: float = 1.0, less: float = 0.0) -> float | None:
+    """The time.monotonic() by which `share` of the time routing may take (routing_seconds), counted from started,
+    is spent, `less` seconds earlier (None: no limit). Every deadline of a run is one of these; share 1: routing's
+    own, by which route's should_stop says "time limit"."""
+    seconds = routing_seconds(config, fill_seconds)
+    return None if seconds is None else started + share * seconds - less
 
 
 # Rounds of joining what is still apart once negotiation is over. A join can cut another net's fill (two zones
@@ -573,8 +586,8 @@ def settle(tasks, board, rules, profiles, lattice, engine, config, report, shoul
     fill_seconds: how long the board's zone fills took to predict at set-up; negotiation and make_room end
     FINISH_FILLS times that earlier, the time finishing's fill predictions take."""
     reserve = FINISH_FILLS * fill_seconds
-    until = share_ends(started, config, NEGOTIATION_SHARE, reserve)
-    room_until = share_ends(started, config, ROOM_SHARE, reserve)
+    until = share_ends(started, config, fill_seconds, NEGOTIATION_SHARE, reserve)
+    room_until = share_ends(started, config, fill_seconds, ROOM_SHARE, reserve)
 
     def attempt(hist_fac: float):
         run_config = replace(config, hist_fac=hist_fac)
@@ -664,7 +677,8 @@ def best_attempt(board, escapes, rules, config, nets, engine, ready: SetUp, star
         if alone:                       # the next retries are made on the first attempt's lattice and board
             (ready, alone), (board, escapes) = (first, False), base
         if done:
-            if should_stop() or (config.time_limit and t_start + longest > share_ends(started, config, ROOM_SHARE)):
+            if should_stop() or (config.time_limit and t_start + longest > share_ends(started, config,
+                                                                                       first.fill_seconds, ROOM_SHARE)):
                 break
             missing = min(f[0] for f in flaws)
             starved = 0 if missing else min(flaw(k)[1] for k in range(len(done)) if not flaws[k][0])
@@ -692,7 +706,7 @@ def best_attempt(board, escapes, rules, config, nets, engine, ready: SetUp, star
                          should_stop, started, ready.fill_seconds)
         t0 = time.monotonic()
         finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
-                          starved_before, ready.relief_fills, report, share_ends(started, config, ROUTING_SHARE))
+                          starved_before, ready.relief_fills, report, share_ends(started, config, ready.fill_seconds))
         done.append(Attempt(outcome, finished, should_stop(), ready.lattice, board, escapes))
         flaws.append([missing_joins(finished.groups, scope)])
         changes.append(changed(variant, config))
@@ -764,6 +778,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     # from here on, the board as routing sees it: with its escapes and the pads at their ends
     board, escapes = escaped(board, rules, config.escape_length) if config.escape_length else (board, [])
     ready = set_up(board, rules, config, nets, report)
+    should_stop = stop_by(should_stop, share_ends(started, config, ready.fill_seconds))
     scope, apart = ready.scope, ready.apart
     timings = dict(ready.timings)
     needed = sum(n - 1 for n in apart.values())

@@ -348,6 +348,20 @@ def test_the_second_negotiation_is_kept_only_when_it_joins_more(monkeypatch):
     assert settle(RouterConfig(time_limit=10), started=time.monotonic() - 10) == ([0.4], 3)
 
 
+def test_routing_leaves_the_check_and_the_write_the_time_of_their_fill_predictions():
+    """What follows routing takes about AFTER_FILLS of the board's fill predictions: a board whose fills are quick
+    routes for all but AFTER_SHARE[0] of the limit (it left 40 to 85 s of 300 unused with a fixed quarter), a slow one
+    keeps no more than AFTER_SHARE[1]."""
+    from autorouter import pipeline
+    from autorouter.config import RouterConfig
+    config = RouterConfig(time_limit=300)
+    assert pipeline.routing_seconds(config, 0.0) == pytest.approx(300 * (1 - pipeline.AFTER_SHARE[0]))
+    assert pipeline.routing_seconds(config, 4.0) == pytest.approx(300 - pipeline.AFTER_FILLS * 4.0)
+    assert pipeline.routing_seconds(config, 60.0) == pytest.approx(300 * (1 - pipeline.AFTER_SHARE[1]))
+    assert pipeline.routing_seconds(RouterConfig(time_limit=0), 4.0) is None
+    assert pipeline.share_ends(100.0, config, 4.0, 0.5, 1.0) == pytest.approx(100.0 + 0.5 * 260 - 1.0)
+
+
 def test_with_a_time_limit_negotiation_leaves_finishing_the_time_of_its_fill_predictions(monkeypatch):
     """Negotiation and make_room end FINISH_FILLS set-up fill predictions before their shares of the limit, so that
     the repair, the join rounds and the reliefs' stitching vias still fit (c6_teres_a64's fills take 12 s once
@@ -369,9 +383,11 @@ def test_with_a_time_limit_negotiation_leaves_finishing_the_time_of_its_fill_pre
         pipeline.settle([], None, None, None, None, None, config, lambda e: None, lambda: "", 100.0, fill_seconds)
         return ends
     limit = 300
-    assert settle(RouterConfig(time_limit=limit), 0.0) == [100.0 + pipeline.NEGOTIATION_SHARE * limit,
-                                                           100.0 + pipeline.ROOM_SHARE * limit]
+    routing = (1 - pipeline.AFTER_SHARE[0]) * limit          # fills this quick leave routing all but the least
+    assert settle(RouterConfig(time_limit=limit), 0.0) == pytest.approx([100.0 + pipeline.NEGOTIATION_SHARE * routing,
+                                                                         100.0 + pipeline.ROOM_SHARE * routing])
+    routing = limit - pipeline.AFTER_FILLS * 5.0             # slower ones keep AFTER_FILLS of them for the check
     reserve = pipeline.FINISH_FILLS * 5.0
-    assert settle(RouterConfig(time_limit=limit), 5.0) == [100.0 + pipeline.NEGOTIATION_SHARE * limit - reserve,
-                                                           100.0 + pipeline.ROOM_SHARE * limit - reserve]
+    assert settle(RouterConfig(time_limit=limit), 5.0) == pytest.approx(
+        [100.0 + pipeline.NEGOTIATION_SHARE * routing - reserve, 100.0 + pipeline.ROOM_SHARE * routing - reserve])
     assert settle(RouterConfig(time_limit=0), 5.0) == [None, None]
