@@ -87,8 +87,8 @@ def aparts(board: Board, net: int, tracks, vias, pieces) -> Iterator[Apart]:
 
 def nearest_line(a: list, b: list):
     """The shortest line from the shapes a to the shapes b (None where either is empty), as shapely.shortest_line of
-    their unions gives it, found between the nearest pair (a tree of b's): a ground's union of fills and tracks cost
-    more than the rest of the search (k8_tinytapeout_demo's detail stage: 14 of 184 s)."""
+    their unions gives it, found between the nearest pair (a tree of b's): a ground's union of fills and tracks was
+    built for every window (k8_tinytapeout_demo's detail stage: aparts 28 -> 7 s of 195)."""
     if not a or not b:
         return None
     (i, j), d = shapely.STRtree(b).query_nearest(a, return_distance=True, all_matches=False)
