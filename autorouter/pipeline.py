@@ -160,14 +160,17 @@ def board_lattice(board: Board, rules: DesignRules, config: RouterConfig) -> Lat
 # most boards short of joins 40 to 85 s of their 300 unused (benchmarks/CORPUS.md, 2026-12-08).
 AFTER_FILLS = 10
 AFTER_SHARE = (0.1, 0.25)
-# Of the time routing may take (counted from the start of the run), the share negotiation's iterations may take:
-# what follows them (the repair of the connections dropped, make_room, the finishing rounds) needs the rest. A board
-# cut off mid-negotiation without that time loses every connection still in conflict.
-NEGOTIATION_SHARE = 0.93
+# Of --time-limit, the share negotiation's iterations may take (counted from the start of the run): what follows them
+# (the repair of the connections dropped, make_room, the finishing rounds) needs the rest, up to routing's end. A
+# board cut off mid-negotiation without that time loses every connection still in conflict. These two stay shares
+# of the limit, so that the time routing gains where what follows it is quick goes to finishing: the boards short
+# of joins negotiate on a plateau by then (k8_glasgow_revc3 on the CPU: 70-79 nets in conflict from its 11th
+# iteration to its 18th), while finishing got 1-2 s (benchmarks/CORPUS.md, 2026-12-08).
+NEGOTIATION_SHARE = 0.7
 # ... and the share by which make_room stops (at once where negotiation ran past it): on a board that does not
 # converge it would take every second left, and the finishing rounds after it (the joins the fills lose, the
 # smallest sizes, the thermal reliefs) none, though they join more per second there (benchmarks/CORPUS.md).
-ROOM_SHARE = 0.8
+ROOM_SHARE = 0.6
 
 # Where routing has a deadline, the join rounds (and the detail joins) end while the relief stage after them still
 # has the time of this many fill predictions (as long as the longest the rounds made) before it: that stage predicts
@@ -190,12 +193,17 @@ def routing_seconds(config, fill_seconds: float) -> float | None:
     return config.time_limit - min(max(AFTER_FILLS * fill_seconds, low * config.time_limit), high * config.time_limit)
 
 
-def share_ends(started: float, config, fill_seconds: float, share: float = 1.0, less: float = 0.0) -> float | None:
-    """The time.monotonic() by which `share` of the time routing may take (routing_seconds), counted from started,
-    is spent, `less` seconds earlier (None: no limit). Every deadline of a run is one of these; share 1: routing's
-    own, by which route's should_stop says "time limit"."""
+def share_ends(started: float, config, share: float, less: float = 0.0) -> float | None:
+    """The time.monotonic() by which `share` of config.time_limit, counted from started, is spent, `less` seconds
+    earlier (None: no limit)."""
+    return started + share * config.time_limit - less if config.time_limit else None
+
+
+def routing_ends(started: float, config, fill_seconds: float) -> float | None:
+    """The time.monotonic() by which routing ends (routing_seconds from started; None: no limit), and route's
+    should_stop says "time limit"."""
     seconds = routing_seconds(config, fill_seconds)
-    return None if seconds is None else started + share * seconds - less
+    return None if seconds is None else started + seconds
 
 
 # Rounds of joining what is still apart once negotiation is over. A join can cut another net's fill (two zones
@@ -586,8 +594,8 @@ def settle(tasks, board, rules, profiles, lattice, engine, config, report, shoul
     fill_seconds: how long the board's zone fills took to predict at set-up; negotiation and make_room end
     FINISH_FILLS times that earlier, the time finishing's fill predictions take."""
     reserve = FINISH_FILLS * fill_seconds
-    until = share_ends(started, config, fill_seconds, NEGOTIATION_SHARE, reserve)
-    room_until = share_ends(started, config, fill_seconds, ROOM_SHARE, reserve)
+    until = share_ends(started, config, NEGOTIATION_SHARE, reserve)
+    room_until = share_ends(started, config, ROOM_SHARE, reserve)
 
     def attempt(hist_fac: float):
         run_config = replace(config, hist_fac=hist_fac)
@@ -677,8 +685,7 @@ def best_attempt(board, escapes, rules, config, nets, engine, ready: SetUp, star
         if alone:                       # the next retries are made on the first attempt's lattice and board
             (ready, alone), (board, escapes) = (first, False), base
         if done:
-            if should_stop() or (config.time_limit and t_start + longest > share_ends(started, config,
-                                                                                       first.fill_seconds, ROOM_SHARE)):
+            if should_stop() or (config.time_limit and t_start + longest > share_ends(started, config, ROOM_SHARE)):
                 break
             missing = min(f[0] for f in flaws)
             starved = 0 if missing else min(flaw(k)[1] for k in range(len(done)) if not flaws[k][0])
@@ -706,7 +713,7 @@ def best_attempt(board, escapes, rules, config, nets, engine, ready: SetUp, star
                          should_stop, started, ready.fill_seconds)
         t0 = time.monotonic()
         finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
-                          starved_before, ready.relief_fills, report, share_ends(started, config, ready.fill_seconds))
+                          starved_before, ready.relief_fills, report, routing_ends(started, config, ready.fill_seconds))
         done.append(Attempt(outcome, finished, should_stop(), ready.lattice, board, escapes))
         flaws.append([missing_joins(finished.groups, scope)])
         changes.append(changed(variant, config))
@@ -778,7 +785,7 @@ def route(board: Board, rules: DesignRules, config: RouterConfig, on_progress=No
     # from here on, the board as routing sees it: with its escapes and the pads at their ends
     board, escapes = escaped(board, rules, config.escape_length) if config.escape_length else (board, [])
     ready = set_up(board, rules, config, nets, report)
-    should_stop = stop_by(should_stop, share_ends(started, config, ready.fill_seconds))
+    should_stop = stop_by(should_stop, routing_ends(started, config, ready.fill_seconds))
     scope, apart = ready.scope, ready.apart
     timings = dict(ready.timings)
     needed = sum(n - 1 for n in apart.values())

@@ -359,7 +359,8 @@ def test_routing_leaves_the_check_and_the_write_the_time_of_their_fill_predictio
     assert pipeline.routing_seconds(config, 4.0) == pytest.approx(300 - pipeline.AFTER_FILLS * 4.0)
     assert pipeline.routing_seconds(config, 60.0) == pytest.approx(300 * (1 - pipeline.AFTER_SHARE[1]))
     assert pipeline.routing_seconds(RouterConfig(time_limit=0), 4.0) is None
-    assert pipeline.share_ends(100.0, config, 4.0, 0.5, 1.0) == pytest.approx(100.0 + 0.5 * 260 - 1.0)
+    assert pipeline.routing_ends(100.0, config, 4.0) == pytest.approx(100.0 + 260)
+    assert pipeline.routing_ends(100.0, RouterConfig(time_limit=0), 4.0) is None
 
 
 def test_with_a_time_limit_negotiation_leaves_finishing_the_time_of_its_fill_predictions(monkeypatch):
@@ -383,11 +384,9 @@ def test_with_a_time_limit_negotiation_leaves_finishing_the_time_of_its_fill_pre
         pipeline.settle([], None, None, None, None, None, config, lambda e: None, lambda: "", 100.0, fill_seconds)
         return ends
     limit = 300
-    routing = (1 - pipeline.AFTER_SHARE[0]) * limit          # fills this quick leave routing all but the least
-    assert settle(RouterConfig(time_limit=limit), 0.0) == pytest.approx([100.0 + pipeline.NEGOTIATION_SHARE * routing,
-                                                                         100.0 + pipeline.ROOM_SHARE * routing])
-    routing = limit - pipeline.AFTER_FILLS * 5.0             # slower ones keep AFTER_FILLS of them for the check
+    assert settle(RouterConfig(time_limit=limit), 0.0) == [100.0 + pipeline.NEGOTIATION_SHARE * limit,
+                                                           100.0 + pipeline.ROOM_SHARE * limit]
     reserve = pipeline.FINISH_FILLS * 5.0
-    assert settle(RouterConfig(time_limit=limit), 5.0) == pytest.approx(
-        [100.0 + pipeline.NEGOTIATION_SHARE * routing - reserve, 100.0 + pipeline.ROOM_SHARE * routing - reserve])
+    assert settle(RouterConfig(time_limit=limit), 5.0) == [100.0 + pipeline.NEGOTIATION_SHARE * limit - reserve,
+                                                           100.0 + pipeline.ROOM_SHARE * limit - reserve]
     assert settle(RouterConfig(time_limit=0), 5.0) == [None, None]
