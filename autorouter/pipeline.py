@@ -680,6 +680,9 @@ def best_attempt(board, escapes, rules, config, nets, engine, ready: SetUp, star
         return tuple(flaws[k])
 
     first, alone, base = ready, False, (board, escapes)
+    # routing's end, as route's should_stop has it: from the first set-up's fills (an attempt with escapes sets up
+    # again and measures its own)
+    until = routing_ends(started, config, first.fill_seconds)
     for variant in attempts(config, first.lattice.pitch):
         t_start = time.monotonic()
         if alone:                       # the next retries are made on the first attempt's lattice and board
@@ -713,7 +716,7 @@ def best_attempt(board, escapes, rules, config, nets, engine, ready: SetUp, star
                          should_stop, started, ready.fill_seconds)
         t0 = time.monotonic()
         finished = finish(board, rules, ready.profiles, ready.lattice, variant, scope, outcome.tasks, outcome,
-                          starved_before, ready.relief_fills, report, routing_ends(started, config, ready.fill_seconds))
+                          starved_before, ready.relief_fills, report, until)
         done.append(Attempt(outcome, finished, should_stop(), ready.lattice, board, escapes))
         flaws.append([missing_joins(finished.groups, scope)])
         changes.append(changed(variant, config))
